@@ -1,0 +1,32 @@
+# The two set-up commands: `make run` and `make test`. Both create .venv/ and install
+# what is missing first, so they work from a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint install clean bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim map info highway
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -q
+
+bench: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_map.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

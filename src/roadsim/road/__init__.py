@@ -1,0 +1,1 @@
+"""The road network: OpenDRIVE parsing, geometry, lanes, lane graph and queries."""

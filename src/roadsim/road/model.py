@@ -1,0 +1,270 @@
+"""The parsed content of an OpenDRIVE file, as plain frozen records.
+
+These records mirror the file (OpenDRIVE 1.8 names, snake_case); they hold no derived
+geometry. `roadsim.road.network.RoadNetwork` compiles them into flat numpy arrays for the
+vectorised queries. Lengths are in metres, angles in radians, ids are the file's strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+GeometryKind = Literal["line", "arc", "spiral", "poly3", "paramPoly3"]
+ContactPoint = Literal["start", "end"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cubic:
+    """One record of a cubic polynomial along s: ``a + b*ds + c*ds**2 + d*ds**3``.
+
+    ``s`` is where the record starts: along the road for elevation, superelevation and
+    laneOffset (OpenDRIVE 1.8, 8.4 and 9.3), relative to the lane section start for lane
+    width and border (``sOffset``, 9.5.3 and 9.5.4).
+    """
+
+    s: float
+    a: float
+    b: float
+    c: float
+    d: float
+
+
+@dataclass(frozen=True, slots=True)
+class Geometry:
+    """One planView record (OpenDRIVE 1.8, 7.3-7.8).
+
+    Attributes:
+        kind: line, arc, spiral, poly3 or paramPoly3.
+        params: The kind's attributes: ``curvature`` (arc); ``curvStart``, ``curvEnd``
+            (spiral); ``a``..``d`` (poly3); ``aU``..``dV`` (paramPoly3).
+        p_range: paramPoly3 only: ``arcLength`` or ``normalized``.
+    """
+
+    s: float
+    x: float
+    y: float
+    hdg: float
+    length: float
+    kind: GeometryKind
+    params: dict[str, float] = field(default_factory=dict)
+    p_range: str = "arcLength"
+
+
+@dataclass(frozen=True, slots=True)
+class RoadMark:
+    """A lane's road mark from ``sOffset`` on (OpenDRIVE 1.8, 9.6)."""
+
+    s_offset: float
+    type: str
+    weight: str
+    color: str
+    width: float
+    lane_change: str
+    material: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpeedRecord:
+    """A lane speed limit from ``sOffset`` on, in m/s (converted from the file's unit)."""
+
+    s_offset: float
+    max_speed: float
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    """One lane of a lane section (OpenDRIVE 1.8, 9.5).
+
+    ``widths`` and ``borders`` are relative to the section start. ``predecessors`` and
+    ``successors`` are the ``<link>`` lane ids in the neighbouring section or road.
+    """
+
+    id: int
+    type: str
+    level: bool
+    widths: tuple[Cubic, ...]
+    borders: tuple[Cubic, ...]
+    road_marks: tuple[RoadMark, ...]
+    predecessors: tuple[int, ...]
+    successors: tuple[int, ...]
+    speeds: tuple[SpeedRecord, ...] = ()
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LaneSection:
+    """A lane section from ``s`` on (OpenDRIVE 1.8, 9.3); lanes ordered left to right."""
+
+    s: float
+    single_side: bool
+    lanes: tuple[Lane, ...]
+    line: int | None = None
+
+    def lane(self, lane_id: int) -> Lane | None:
+        for lane in self.lanes:
+            if lane.id == lane_id:
+                return lane
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class RoadLink:
+    """A road's predecessor or successor (OpenDRIVE 1.8, 8.1)."""
+
+    element_type: Literal["road", "junction"]
+    element_id: str
+    contact_point: ContactPoint | None
+
+
+@dataclass(frozen=True, slots=True)
+class Validity:
+    """The lanes a signal or object applies to, inclusive (OpenDRIVE 1.8, 13.2)."""
+
+    from_lane: int
+    to_lane: int
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """A sign or traffic light placed on a road (OpenDRIVE 1.8, 14).
+
+    ``orientation`` is ``+`` (valid for traffic along +s), ``-`` (against s) or ``none``.
+    ``value`` is NaN when the file gives none. A ``signalReference`` becomes a Signal on
+    the referencing road with ``reference_of`` set to the referenced signal's id.
+    """
+
+    road_id: str
+    id: str
+    name: str
+    s: float
+    t: float
+    z_offset: float
+    h_offset: float
+    orientation: str
+    dynamic: bool
+    country: str
+    type: str
+    subtype: str
+    value: float
+    unit: str
+    height: float
+    width: float
+    validities: tuple[Validity, ...]
+    reference_of: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoadObject:
+    """A static object placed on a road (OpenDRIVE 1.8, 13).
+
+    ``outline`` holds the corners of the first outline as (u, v) in the object's local
+    frame (``cornerLocal``) or as (s, t) road coordinates (``cornerRoad``), see
+    ``outline_frame``; empty when the object is a box or cylinder.
+    """
+
+    road_id: str
+    id: str
+    name: str
+    type: str
+    s: float
+    t: float
+    z_offset: float
+    hdg: float
+    length: float
+    width: float
+    height: float
+    radius: float
+    outline: tuple[tuple[float, float], ...] = ()
+    outline_frame: Literal["local", "road", ""] = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Road:
+    """One ``<road>`` (OpenDRIVE 1.8, 8)."""
+
+    id: str
+    name: str
+    length: float
+    junction: str | None
+    rule: Literal["RHT", "LHT"]
+    predecessor: RoadLink | None
+    successor: RoadLink | None
+    geometries: tuple[Geometry, ...]
+    elevation: tuple[Cubic, ...]
+    superelevation: tuple[Cubic, ...]
+    lane_offset: tuple[Cubic, ...]
+    sections: tuple[LaneSection, ...]
+    signals: tuple[Signal, ...]
+    objects: tuple[RoadObject, ...]
+    speed_limits: tuple[tuple[float, float], ...] = ()
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LaneLink:
+    from_lane: int
+    to_lane: int
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A junction connection (OpenDRIVE 1.8, 10.3).
+
+    In a direct junction, ``connecting_road`` is the ``linkedRoad``.
+    """
+
+    id: str
+    incoming_road: str
+    connecting_road: str
+    contact_point: ContactPoint
+    lane_links: tuple[LaneLink, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Junction:
+    id: str
+    name: str
+    type: str
+    connections: tuple[Connection, ...]
+    controllers: tuple[str, ...] = ()
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Controller:
+    """A group of signals switched together (OpenDRIVE 1.8, 14.6)."""
+
+    id: str
+    name: str
+    sequence: int | None
+    signal_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    rev_major: int
+    rev_minor: int
+    name: str
+    version: str
+    date: str
+    vendor: str
+    north: float
+    south: float
+    east: float
+    west: float
+    geo_reference: str | None
+    offset: tuple[float, float, float, float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenDrive:
+    """A whole parsed file."""
+
+    path: str | None
+    header: Header
+    roads: tuple[Road, ...]
+    junctions: tuple[Junction, ...]
+    controllers: tuple[Controller, ...]

@@ -1,0 +1,258 @@
+"""`RoadNetwork`: a loaded OpenDRIVE map that answers vectorised road and lane queries."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim.errors import QueryError
+from roadsim.road.geometry import ReferenceLines
+from roadsim.road.lanes import LaneTable
+from roadsim.road.model import Controller, Header, Junction, OpenDrive, Road, RoadObject, Signal
+from roadsim.road.polynomials import PiecewiseCubics
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+RoadIds = str | int | Sequence[str] | Sequence[int] | npt.NDArray[np.generic]
+
+_FD_STEP = 1e-3  # m, for derivatives of lateral offsets by central differences
+
+
+class RoadNetwork:
+    """A road network loaded from OpenDRIVE; immutable after construction.
+
+    Queries take arrays (or scalars) and return arrays. Roads are named by their OpenDRIVE
+    id (a string; integers are accepted and converted), lanes by OpenDRIVE lane id, and
+    every (road, lane section, lane) also has a stable integer *uid* (see
+    `roadsim.road.lanes.LaneTable`) for code that indexes arrays by lane.
+
+    Attributes:
+        path: The file the network was loaded from, if any.
+        header: The file's header (``header.geo_reference`` keeps the geoReference text).
+        roads: The roads, in file order; ``roads[i]`` has road index ``i``.
+        junctions, controllers: As in the file.
+        load_seconds: Wall time spent building the network, parsing included.
+    """
+
+    def __init__(self, doc: OpenDrive, *, load_seconds: float = 0.0) -> None:
+        start = time.perf_counter()
+        self.path: str | None = doc.path
+        self.header: Header = doc.header
+        self.roads: tuple[Road, ...] = doc.roads
+        self.junctions: tuple[Junction, ...] = doc.junctions
+        self.controllers: tuple[Controller, ...] = doc.controllers
+        self.road_ids: tuple[str, ...] = tuple(r.id for r in doc.roads)
+        self._road_index = {rid: i for i, rid in enumerate(self.road_ids)}
+        self._road_id_array = np.array(self.road_ids, dtype=object)
+        self.road_length: FloatArray = np.array([r.length for r in doc.roads], dtype=np.float64)
+        self.road_junction: tuple[str | None, ...] = tuple(r.junction for r in doc.roads)
+        self.road_lht: npt.NDArray[np.bool_] = np.array([r.rule == "LHT" for r in doc.roads], dtype=bool)
+        lengths = self.road_length.tolist()
+        self.reference = ReferenceLines([r.geometries for r in doc.roads], lengths)
+        self.elevation = PiecewiseCubics([r.elevation for r in doc.roads], lengths)
+        self.superelevation = PiecewiseCubics([r.superelevation for r in doc.roads], lengths)
+        self.lane_offset = PiecewiseCubics([r.lane_offset for r in doc.roads], lengths)
+        self.lanes = LaneTable(doc.roads)
+        self.signals: tuple[Signal, ...] = tuple(sig for r in doc.roads for sig in r.signals)
+        self.objects: tuple[RoadObject, ...] = tuple(obj for r in doc.roads for obj in r.objects)
+        self.load_seconds = load_seconds + (time.perf_counter() - start)
+
+    # -- names to indices ---------------------------------------------------------------------
+
+    def road_index(self, road_id: RoadIds) -> IntArray:
+        """Road indices for OpenDRIVE road ids (scalar or array).
+
+        Raises:
+            QueryError: For an id the network does not have.
+        """
+        ids = np.atleast_1d(np.asarray(road_id, dtype=object))
+        uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
+        out = np.empty(len(uniq), dtype=np.int64)
+        for k, rid in enumerate(uniq):
+            idx = self._road_index.get(str(rid))
+            if idx is None:
+                raise QueryError(f"{self._name()}: no road with id {rid!r}")
+            out[k] = idx
+        return out[inverse.ravel()].reshape(ids.shape)
+
+    def road_id_of(self, road_index: npt.ArrayLike) -> npt.NDArray[np.object_]:
+        """OpenDRIVE road ids (strings) for road indices; ``None`` where the index is -1."""
+        idx = np.asarray(road_index, dtype=np.int64)
+        out = self._road_id_array[np.clip(idx, 0, max(len(self.road_ids) - 1, 0))]
+        return np.where(idx >= 0, out, None)
+
+    def lane_uid(self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike) -> IntArray:
+        """The uid of lane ``lane_id`` in the lane section at ``s`` of each road.
+
+        Raises:
+            QueryError: If a road has no such lane at that s.
+        """
+        road, lane, sv = self._broadcast(road_id, lane_id, s)
+        return self._uids(road, lane, sv).reshape(sv.shape)
+
+    # -- reference line and the road frame ------------------------------------------------------
+
+    def reference_pose(self, road: IntArray, s: FloatArray) -> tuple[FloatArray, ...]:
+        """Reference line ``(x, y, z, hdg, curvature)`` at (road index, s)."""
+        x, y, hdg, curv = self.reference.evaluate(road, s)
+        z = self.elevation.evaluate(road, s)
+        return x, y, z, hdg, curv
+
+    def frame(self, road: IntArray, s: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """The road frame at (road index, s): origin and unit axes, each shape (N, 3).
+
+        ``e_s`` follows the reference line and its slope; ``e_t`` is the horizontal
+        left normal rotated about ``e_s`` by the superelevation (OpenDRIVE 1.8, 8.4.2);
+        ``e_h = e_s x e_t``.
+        """
+        x, y, hdg, _ = self.reference.evaluate(road, s)
+        z = self.elevation.evaluate(road, s)
+        slope = self.elevation.evaluate(road, s, derivative=1)
+        roll = self.superelevation.evaluate(road, s)
+        ch, sh = np.cos(hdg), np.sin(hdg)
+        k = 1.0 / np.sqrt(1.0 + slope * slope)
+        e_s = np.stack((ch * k, sh * k, slope * k), axis=-1)
+        n_h = np.stack((-sh, ch, np.zeros_like(ch)), axis=-1)
+        b = np.stack((-slope * k * ch, -slope * k * sh, k), axis=-1)
+        cr, sr = np.cos(roll)[:, None], np.sin(roll)[:, None]
+        e_t = cr * n_h + sr * b
+        e_h = np.cross(e_s, e_t)
+        return np.stack((x, y, z), axis=-1), e_s, e_t, e_h
+
+    def to_world_index(
+        self, road: IntArray, s: FloatArray, t: FloatArray, h: FloatArray | float = 0.0
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """`to_world` for road indices."""
+        origin, _, e_t, e_h = self.frame(road, s)
+        tv = np.asarray(t, dtype=np.float64)[:, None]
+        hv = np.broadcast_to(np.asarray(h, dtype=np.float64), tv.shape[:1])[:, None]
+        p = origin + tv * e_t + hv * e_h
+        return p[:, 0], p[:, 1], p[:, 2]
+
+    def to_world(
+        self, road_id: RoadIds, s: npt.ArrayLike, t: npt.ArrayLike, h: npt.ArrayLike = 0.0
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Road coordinates to the world frame, elevation and superelevation applied.
+
+        Args:
+            road_id: OpenDRIVE road id(s).
+            s: Position along the reference line (m).
+            t: Lateral position, positive to the left of the reference line (m).
+            h: Height above the road surface, along its normal (m).
+
+        Returns:
+            ``(x, y, z)`` arrays in the broadcast shape of the arguments.
+        """
+        road, sv, tv, hv = self._broadcast(road_id, s, t, h)
+        shape = sv.shape
+        x, y, z = self.to_world_index(road.ravel(), sv.ravel(), tv.ravel(), hv.ravel())
+        return x.reshape(shape), y.reshape(shape), z.reshape(shape)
+
+    # -- lanes ----------------------------------------------------------------------------------------
+
+    def uid_t_outer(self, uid: IntArray, s: FloatArray) -> FloatArray:
+        """Outer boundary t of lanes given by uid, with their own section's polynomials."""
+        road = self.lanes.road[uid]
+        return self.lanes.t_outer(uid, s, self.lane_offset.evaluate(road, s))
+
+    def uid_t_center(self, uid: IntArray, s: FloatArray) -> FloatArray:
+        """Lateral position of each lane's centre line (m)."""
+        road = self.lanes.road[uid]
+        offset = self.lane_offset.evaluate(road, s)
+        outer = self.lanes.t_outer(uid, s, offset)
+        inner = self.lanes.t_outer(self.lanes.inner_or_self(uid), s, offset)
+        return 0.5 * (inner + outer)
+
+    def uid_width(self, uid: IntArray, s: FloatArray) -> FloatArray:
+        return self.lanes.width(uid, s)
+
+    def uid_curvature(self, uid: IntArray, s: FloatArray) -> FloatArray:
+        """Curvature of lane centre lines, signed in each lane's driving direction (1/m).
+
+        The centre line is the offset curve ``r(s) + t_c(s) n(s)`` of the reference line;
+        with reference curvature k, its curvature in the (tangent, normal) frame is
+        ``(A*D - B*C) / (A**2 + B**2)**1.5`` with ``A = 1 - k t_c``, ``B = t_c'``,
+        ``C = -k' t_c - 2 k t_c'``, ``D = k (1 - k t_c) + t_c''``.
+        """
+        road = self.lanes.road[uid]
+        h = _FD_STEP
+        t_m = self.uid_t_center(uid, s - h)
+        t_0 = self.uid_t_center(uid, s)
+        t_p = self.uid_t_center(uid, s + h)
+        dt = (t_p - t_m) / (2 * h)
+        ddt = (t_p - 2 * t_0 + t_m) / (h * h)
+        _, _, _, k = self.reference.evaluate(road, s)
+        _, _, _, k_m = self.reference.evaluate(road, s - h)
+        _, _, _, k_p = self.reference.evaluate(road, s + h)
+        dk = (k_p - k_m) / (2 * h)
+        a = 1.0 - k * t_0
+        c = -dk * t_0 - 2.0 * k * dt
+        d = k * a + ddt
+        curv = (a * d - dt * c) / np.power(a * a + dt * dt, 1.5)
+        return curv * self.driving_sign(uid)
+
+    def driving_sign(self, uid: IntArray) -> FloatArray:
+        """+1 for lanes driven along +s, -1 for lanes driven against s, 0 for center lanes.
+
+        Right-hand traffic drives right lanes (id < 0) along s; left-hand traffic the
+        left lanes (id > 0).
+        """
+        lane_id = self.lanes.lane_id[uid]
+        lht = self.road_lht[self.lanes.road[uid]]
+        sign = np.where(lane_id < 0, 1.0, np.where(lane_id > 0, -1.0, 0.0))
+        return np.where(lht, -sign, sign)
+
+    def lane_t_outer(self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike) -> FloatArray:
+        """Lateral position t of the outer boundary of a lane at s (m), laneOffset included."""
+        road, lane, sv = self._broadcast(road_id, lane_id, s)
+        uid = self._uids(road, lane, sv)
+        return self.uid_t_outer(uid, sv.ravel()).reshape(sv.shape)
+
+    def lane_width(self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike) -> FloatArray:
+        """Width of a lane at s (m)."""
+        road, lane, sv = self._broadcast(road_id, lane_id, s)
+        uid = self._uids(road, lane, sv)
+        return self.uid_width(uid, sv.ravel()).reshape(sv.shape)
+
+    def lane_curvature(self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike) -> FloatArray:
+        """Curvature of a lane's centre line at s, signed in its driving direction (1/m)."""
+        road, lane, sv = self._broadcast(road_id, lane_id, s)
+        uid = self._uids(road, lane, sv)
+        return self.uid_curvature(uid, sv.ravel()).reshape(sv.shape)
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _uids(self, road: IntArray, lane: npt.NDArray[np.generic], s: FloatArray) -> IntArray:
+        sec = self.lanes.section_at(road.ravel(), s.ravel())
+        uid = self.lanes.uid_at(sec, lane.ravel().astype(np.int64))
+        if np.any(uid < 0):
+            bad = int(np.flatnonzero(uid < 0)[0])
+            have = sorted(int(i) for i in self.lanes.lane_id[self._section_uids(int(sec[bad]))])
+            raise QueryError(
+                f"{self._name()}: road {self.road_ids[int(road.ravel()[bad])]} has no lane "
+                f"{int(lane.ravel()[bad])} at s={float(s.ravel()[bad]):g}; lanes there: "
+                f"{', '.join(map(str, have))}"
+            )
+        return uid
+
+    def _section_uids(self, section: int) -> IntArray:
+        f = int(self.lanes.sec_first_uid[section])
+        return np.arange(f, f + int(self.lanes.sec_count[section]))
+
+    def _broadcast(self, road_id: RoadIds, *values: npt.ArrayLike) -> tuple[IntArray, ...]:
+        road = self.road_index(road_id)
+        arrays = np.broadcast_arrays(road, *(np.asarray(v, dtype=np.float64) for v in values))
+        return tuple(np.ascontiguousarray(a) for a in arrays)  # type: ignore[return-value]
+
+    def _name(self) -> str:
+        return Path(self.path).name if self.path else "road network"
+
+    def __repr__(self) -> str:
+        return (
+            f"RoadNetwork({self._name()!r}, roads={len(self.roads)}, junctions={len(self.junctions)}, "
+            f"lanes={len(self.lanes.lanes)})"
+        )
