@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +16,11 @@ from roadsim.road.geometry import ReferenceLines
 from roadsim.road.lanes import LaneTable
 from roadsim.road.model import Controller, Header, Junction, OpenDrive, Road, RoadObject, Signal
 from roadsim.road.polynomials import PiecewiseCubics
+
+if TYPE_CHECKING:
+    from roadsim.road.graph import LaneGraph, SignalAhead
+    from roadsim.road.localize import LanePosition, Localizer
+    from roadsim.road.mesh import SurfaceMesh
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -223,6 +230,85 @@ class RoadNetwork:
         road, lane, sv = self._broadcast(road_id, lane_id, s)
         uid = self._uids(road, lane, sv)
         return self.uid_curvature(uid, sv.ravel()).reshape(sv.shape)
+
+    # -- lane graph, localisation, mesh (built on first use, or all at once by prepare) ---------
+
+    @cached_property
+    def graph(self) -> LaneGraph:
+        """The lane graph: successors, predecessors and neighbours of every lane uid."""
+        from roadsim.road.graph import LaneGraph
+
+        return LaneGraph(self)
+
+    @cached_property
+    def localizer(self) -> Localizer:
+        """The spatial index behind `localize` and `surface_height`."""
+        from roadsim.road.localize import Localizer
+
+        return Localizer(self)
+
+    def prepare(self) -> RoadNetwork:
+        """Builds every index now (lane graph, localiser) instead of on first use."""
+        start = time.perf_counter()
+        _ = self.graph, self.localizer
+        self.load_seconds += time.perf_counter() - start
+        return self
+
+    def successors(self, uid: int) -> list[int]:
+        """Lane uids that follow lane ``uid`` in its driving direction."""
+        return self.graph.successors(uid)
+
+    def predecessors(self, uid: int) -> list[int]:
+        """Lane uids that lead into lane ``uid`` in its driving direction."""
+        return self.graph.predecessors(uid)
+
+    def left_neighbour(self, uid: int) -> int:
+        """The lane to the left of ``uid`` in its driving direction (-1: none)."""
+        return self.graph.left(uid)
+
+    def right_neighbour(self, uid: int) -> int:
+        """The lane to the right of ``uid`` in its driving direction (-1: none)."""
+        return self.graph.right(uid)
+
+    def distance_to_end_of_lane(
+        self,
+        lane: npt.ArrayLike,
+        s: npt.ArrayLike,
+        horizon: float = float("inf"),
+        lane_types: Iterable[str] | None = None,
+        route: Sequence[int] | None = None,
+    ) -> FloatArray:
+        """Distance from (lane uid, s) to where its lane stream ends (openPASS semantics).
+
+        See `roadsim.road.graph.LaneGraph.distance_to_end`.
+        """
+        return self.graph.distance_to_end(lane, s, horizon, lane_types, route)
+
+    def signals_ahead(
+        self, lane: int, s: float, horizon: float, route: Sequence[int] | None = None
+    ) -> list[SignalAhead]:
+        """Signals valid for lane ``lane`` within ``horizon`` ahead of s, nearest first."""
+        return self.graph.signals_ahead(lane, s, horizon, route)
+
+    def localize(
+        self,
+        x: npt.ArrayLike,
+        y: npt.ArrayLike,
+        z: npt.ArrayLike | None = None,
+        heading: npt.ArrayLike | None = None,
+    ) -> LanePosition:
+        """The lane containing each world point; see `roadsim.road.localize.Localizer`."""
+        return self.localizer.localize(x, y, z, heading)
+
+    def surface_height(self, x: npt.ArrayLike, y: npt.ArrayLike) -> FloatArray:
+        """Road surface elevation under each point (NaN off the road)."""
+        return self.localizer.surface_height(x, y)
+
+    def surface_mesh(self) -> SurfaceMesh:
+        """A triangle mesh of the road surface with a surface id per triangle."""
+        from roadsim.road.mesh import build_surface_mesh
+
+        return build_surface_mesh(self)
 
     # -- helpers ------------------------------------------------------------------------------------
 
