@@ -8,14 +8,13 @@ vectorised queries. Lengths are in metres, angles in radians, ids are the file's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 GeometryKind = Literal["line", "arc", "spiral", "poly3", "paramPoly3"]
 ContactPoint = Literal["start", "end"]
 
 
-@dataclass(frozen=True, slots=True)
-class Cubic:
+class Cubic(NamedTuple):
     """One record of a cubic polynomial along s: ``a + b*ds + c*ds**2 + d*ds**3``.
 
     ``s`` is where the record starts: along the road for elevation, superelevation and
@@ -51,8 +50,7 @@ class Geometry:
     p_range: str = "arcLength"
 
 
-@dataclass(frozen=True, slots=True)
-class RoadMark:
+class RoadMark(NamedTuple):
     """A lane's road mark from ``sOffset`` on (OpenDRIVE 1.8, 9.6)."""
 
     s_offset: float
@@ -64,8 +62,7 @@ class RoadMark:
     material: str
 
 
-@dataclass(frozen=True, slots=True)
-class SpeedRecord:
+class SpeedRecord(NamedTuple):
     """A lane speed limit from ``sOffset`` on, in m/s (converted from the file's unit)."""
 
     s_offset: float
@@ -117,8 +114,7 @@ class RoadLink:
     contact_point: ContactPoint | None
 
 
-@dataclass(frozen=True, slots=True)
-class Validity:
+class Validity(NamedTuple):
     """The lanes a signal or object applies to, inclusive (OpenDRIVE 1.8, 13.2)."""
 
     from_lane: int
@@ -203,8 +199,7 @@ class Road:
     line: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LaneLink:
+class LaneLink(NamedTuple):
     from_lane: int
     to_lane: int
 

@@ -128,16 +128,22 @@ class _Reader:
         return raw.strip()
 
     def cubic(self, el: Element, s_name: str) -> Cubic:
-        return Cubic(
-            s=self.nonneg(el, s_name, 0.0) if s_name == "sOffset" else self.num(el, s_name, 0.0),
-            a=self.num(el, "a", 0.0),
-            b=self.num(el, "b", 0.0),
-            c=self.num(el, "c", 0.0),
-            d=self.num(el, "d", 0.0),
-        )
+        get = el.get
+        try:
+            record = Cubic(
+                float(get(s_name, 0.0)), float(get("a", 0.0)), float(get("b", 0.0)),
+                float(get("c", 0.0)), float(get("d", 0.0)),
+            )
+        except ValueError:
+            record = None
+        if record is None or not math.isfinite(sum(record)) or (s_name == "sOffset" and record.s < 0):
+            # Slow path, only to name the offending attribute precisely.
+            s = self.nonneg(el, s_name, 0.0) if s_name == "sOffset" else self.num(el, s_name, 0.0)
+            return Cubic(s, *(self.num(el, k, 0.0) for k in "abcd"))
+        return record
 
     def cubics(self, els: Iterable[Element], s_name: str) -> tuple[Cubic, ...]:
-        records = sorted((self.cubic(el, s_name) for el in els), key=lambda c: c.s)
+        records = sorted((self.cubic(el, s_name) for el in els), key=_first)
         return tuple(records)
 
     # -- document ---------------------------------------------------------------------------
@@ -158,18 +164,15 @@ class _Reader:
         return self.check_references(root, doc)
 
     def warn_unknown(self, root: Element) -> None:
-        seen: set[str] = set()
-        for el in root.iter():
-            if not isinstance(el.tag, str):
-                continue
-            tag = _tag(el)
-            if tag not in _KNOWN_TAGS and tag not in seen:
-                seen.add(tag)
-                warnings.warn(
-                    f"{self.path or '<string>'}:{el.sourceline}: unknown element <{tag}> ignored",
-                    MapWarning,
-                    stacklevel=4,
-                )
+        # Collecting the distinct names with one C-level pass keeps this cheap on big maps.
+        names = {el.tag for el in root.iter("*")}
+        for tag in sorted(names - _KNOWN_TAGS):
+            first = next(root.iter(tag))
+            warnings.warn(
+                f"{self.path or '<string>'}:{first.sourceline}: unknown element <{tag}> ignored",
+                MapWarning,
+                stacklevel=4,
+            )
 
     def header(self, el: Element) -> Header:
         geo = _child(el, "geoReference")
@@ -360,42 +363,54 @@ class _Reader:
 
     def lane(self, el: Element) -> Lane:
         lane_id = self.integer(el, "id")
-        link = _child(el, "link")
-        preds: tuple[int, ...] = ()
-        succs: tuple[int, ...] = ()
-        if link is not None:
-            preds = tuple(self.integer(p, "id") for p in _children(link, "predecessor"))
-            succs = tuple(self.integer(p, "id") for p in _children(link, "successor"))
-        marks = []
-        for m in _children(el, "roadMark"):
-            marks.append(
-                RoadMark(
-                    s_offset=self.nonneg(m, "sOffset", 0.0),
-                    type=self.text(m, "type", "none"),
-                    weight=self.text(m, "weight", "standard"),
-                    color=self.text(m, "color", "standard"),
-                    width=self.num(m, "width", 0.12 if self.text(m, "weight", "standard") == "standard" else 0.25),
-                    lane_change=self.text(m, "laneChange", "both"),
-                    material=self.text(m, "material", "standard"),
-                )
-            )
-        marks.sort(key=lambda m: m.s_offset)
-        speeds = []
-        for sp in _children(el, "speed"):
-            speeds.append(SpeedRecord(self.nonneg(sp, "sOffset", 0.0), self.speed(sp, "max", sp.get("unit"))))
-        widths = self.cubics(_children(el, "width"), "sOffset")
-        borders = self.cubics(_children(el, "border"), "sOffset")
+        preds: list[int] = []
+        succs: list[int] = []
+        marks: list[RoadMark] = []
+        speeds: list[SpeedRecord] = []
+        widths: list[Cubic] = []
+        borders: list[Cubic] = []
+        # One pass over the children: this runs for every lane of every section.
+        for child in el.iterchildren("*"):
+            tag = child.tag
+            if tag == "width":
+                widths.append(self.cubic(child, "sOffset"))
+            elif tag == "roadMark":
+                marks.append(self.road_mark(child))
+            elif tag == "link":
+                preds.extend(self.integer(p, "id") for p in child.iterchildren("predecessor"))
+                succs.extend(self.integer(p, "id") for p in child.iterchildren("successor"))
+            elif tag == "border":
+                borders.append(self.cubic(child, "sOffset"))
+            elif tag == "speed":
+                speeds.append(SpeedRecord(self.nonneg(child, "sOffset", 0.0),
+                                          self.speed(child, "max", child.get("unit"))))
+        widths.sort(key=_first)
+        borders.sort(key=_first)
+        marks.sort(key=_first)
+        speeds.sort(key=_first)
         return Lane(
             id=lane_id,
-            type=self.text(el, "type", "none"),
-            level=self.text(el, "level", "false").lower() in ("true", "1"),
-            widths=widths,
-            borders=() if widths else borders,  # widths win when both are given (9.5.4)
+            type=el.get("type", "none").strip(),
+            level=el.get("level", "false").strip().lower() in ("true", "1"),
+            widths=tuple(widths),
+            borders=() if widths else tuple(borders),  # widths win when both are given (9.5.4)
             road_marks=tuple(marks),
-            predecessors=preds,
-            successors=succs,
-            speeds=tuple(sorted(speeds, key=lambda r: r.s_offset)),
+            predecessors=tuple(preds),
+            successors=tuple(succs),
+            speeds=tuple(speeds),
             line=el.sourceline,
+        )
+
+    def road_mark(self, m: Element) -> RoadMark:
+        weight = m.get("weight", "standard").strip()
+        return RoadMark(
+            s_offset=self.nonneg(m, "sOffset", 0.0),
+            type=m.get("type", "none").strip(),
+            weight=weight,
+            color=m.get("color", "standard").strip(),
+            width=self.num(m, "width", 0.12 if weight == "standard" else 0.25),
+            lane_change=m.get("laneChange", "both").strip(),
+            material=m.get("material", "standard").strip(),
         )
 
     # -- signals and objects ----------------------------------------------------------------
@@ -580,33 +595,30 @@ class _Reader:
         return dataclasses.replace(doc, roads=tuple(fixed[r.id] for r in doc.roads))
 
 
+def _first(record: tuple[float, ...]) -> float:
+    return record[0]
+
+
 def _tag(el: Element) -> str:
     tag = el.tag
-    if not isinstance(tag, str):
-        return "#comment"
-    return tag.rsplit("}", 1)[-1]
+    return tag if isinstance(tag, str) else "#comment"
 
 
+# The tree has no namespaces (stripped in _parse_xml), so lxml's C-level tag filters apply.
 def _child(el: Element | None, tag: str) -> Element | None:
     if el is None:
         return None
-    for c in el:
-        if isinstance(c.tag, str) and _tag(c) == tag:
-            return c
-    return None
+    return next(el.iterchildren(tag), None)
 
 
 def _children(el: Element | None, tag: str) -> list[Element]:
     if el is None:
         return []
-    return [c for c in el if isinstance(c.tag, str) and _tag(c) == tag]
+    return list(el.iterchildren(tag))
 
 
 def _grandchildren(el: Element, tag: str, sub: str) -> list[Element]:
-    out: list[Element] = []
-    for c in _children(el, tag):
-        out.extend(_children(c, sub))
-    return out
+    return list(el.iterfind(f"{tag}/{sub}"))
 
 
 _DECLARATION = re.compile(rb"<\?xml[^>]*\?>")
@@ -629,13 +641,21 @@ def _parse_xml(data: bytes, path: str | None) -> Element:
         source: bytes | str = text
     else:
         source = data
-    parser = etree.XMLParser(remove_comments=True, huge_tree=True, resolve_entities=False, no_network=True)
+    parser = etree.XMLParser(
+        remove_comments=True, remove_pis=True, huge_tree=True, resolve_entities=False, no_network=True
+    )
     try:
-        return etree.fromstring(source, parser)
+        root = etree.fromstring(source, parser)
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if exc.lineno else None
         msg = exc.msg if hasattr(exc, "msg") and exc.msg else str(exc)
         raise MapError(f"malformed XML: {msg}", path=path, line=line) from None
+    if isinstance(root.tag, str) and root.tag.startswith("{"):
+        # OpenDRIVE 1.8 files may declare a default namespace; element names are what count.
+        for el in root.iter():
+            if isinstance(el.tag, str) and el.tag.startswith("{"):
+                el.tag = el.tag.split("}", 1)[1]
+    return root
 
 
 def read_xodr(source: str | Path | bytes, *, path: str | None = None) -> OpenDrive:
