@@ -61,13 +61,17 @@ def test_reference_line_matches(path):  # type: ignore[no-untyped-def]
     dh = np.abs(np.angle(np.exp(1j * (hdg - ref["hdg"]))))
     assert np.all(dh[finite] <= np.where(tol == TOL, 1e-6, 2e-3)[finite])
     assert np.allclose(net.lane_offset.evaluate(road, ref["s"]), ref["lane_offset"], atol=1e-6)
-    assert np.allclose(net.superelevation.evaluate(road, ref["s"]), ref["superelevation"], atol=1e-6)
+    assert np.allclose(
+        net.superelevation.evaluate(road, ref["s"]), ref["superelevation"], atol=1e-6
+    )
     lengths = dict(zip(ref["road_id"], ref["road_length"], strict=False))
     for rid, length in lengths.items():
         assert net.road_length[net.road_index(rid)[0]] == pytest.approx(length, abs=1e-6)
 
 
-@pytest.mark.parametrize("path", [p for p in MAPS if read_reference(corpus_name(p))], ids=corpus_name)
+@pytest.mark.parametrize(
+    "path", [p for p in MAPS if read_reference(corpus_name(p))], ids=corpus_name
+)
 def test_lane_outer_boundaries_match(path):  # type: ignore[no-untyped-def]
     name = corpus_name(path)
     if name in BORDER_MAPS:

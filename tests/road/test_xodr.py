@@ -113,7 +113,12 @@ MALFORMED = [
         r"<connection>: connectingRoad='99' names a road that does not exist \(junction 1\)",
         17,
     ),
-    ("negative road length", _road_xml(length="-5"), r"<road> road 7: length='-5' must be positive", 4),
+    (
+        "negative road length",
+        _road_xml(length="-5"),
+        r"<road> road 7: length='-5' must be positive",
+        4,
+    ),
     (
         "negative geometry length",
         _road_xml(geometry="<geometry s='0' x='0' y='0' hdg='0' length='-1'><line/></geometry>"),
@@ -144,7 +149,12 @@ MALFORMED = [
         r"junction='42' names a junction that does not exist",
         4,
     ),
-    ("wrong root", "<?xml version='1.0'?><Road/>", r"root element is <Road>, expected <OpenDRIVE>", 1),
+    (
+        "wrong root",
+        "<?xml version='1.0'?><Road/>",
+        r"root element is <Road>, expected <OpenDRIVE>",
+        1,
+    ),
     (
         "bad pRange",
         _road_xml(
@@ -170,7 +180,9 @@ MALFORMED = [
 ]
 
 
-@pytest.mark.parametrize(("name", "text", "pattern", "line"), MALFORMED, ids=[m[0] for m in MALFORMED])
+@pytest.mark.parametrize(
+    ("name", "text", "pattern", "line"), MALFORMED, ids=[m[0] for m in MALFORMED]
+)
 def test_malformed_input_gives_precise_map_error(
     tmp_path: Path, name: str, text: str, pattern: str, line: int | None
 ) -> None:

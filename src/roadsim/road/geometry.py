@@ -74,7 +74,9 @@ class ReferenceLines:
         self.k0: FloatArray = k0
         # Curvature rate of spirals (1/m^2).
         with np.errstate(divide="ignore", invalid="ignore"):
-            self.dk: FloatArray = np.where(self.glen > 0, (k1 - k0) / np.maximum(self.glen, 1e-300), 0.0)
+            self.dk: FloatArray = np.where(
+                self.glen > 0, (k1 - k0) / np.maximum(self.glen, 1e-300), 0.0
+            )
         self.params = _ParamCurves([g for g in flat if _KIND_CODES[g.kind] == PARAM])
         self.param_index: IntArray = np.full(len(flat), -1, dtype=np.int64)
         self.param_index[kind == PARAM] = np.arange(int(np.sum(kind == PARAM)))
@@ -252,7 +254,7 @@ class _ParamCurves:
         # One Newton step on the exact length from the node.
         err = l0 + self._arc_from(j, p0, p) - target
         p = p - err / np.maximum(self._speed(j, p), 1e-300)
-        return p
+        return np.asarray(p, dtype=np.float64)
 
     def evaluate(self, j: IntArray, ds: FloatArray) -> tuple[FloatArray, ...]:
         p = self.parameter(j, ds)

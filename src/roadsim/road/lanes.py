@@ -28,17 +28,58 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Lane types of OpenDRIVE 1.8 (9.5.2), plus the deprecated ones still found in files.
 LANE_TYPES: tuple[str, ...] = (
-    "none", "driving", "stop", "shoulder", "biking", "sidewalk", "border", "restricted",
-    "parking", "bidirectional", "median", "special1", "special2", "special3", "roadWorks",
-    "tram", "rail", "entry", "exit", "offRamp", "onRamp", "connectingRamp", "bus", "taxi",
-    "HOV", "mwyEntry", "mwyExit", "walking", "curb", "slipLane", "shared",
+    "none",
+    "driving",
+    "stop",
+    "shoulder",
+    "biking",
+    "sidewalk",
+    "border",
+    "restricted",
+    "parking",
+    "bidirectional",
+    "median",
+    "special1",
+    "special2",
+    "special3",
+    "roadWorks",
+    "tram",
+    "rail",
+    "entry",
+    "exit",
+    "offRamp",
+    "onRamp",
+    "connectingRamp",
+    "bus",
+    "taxi",
+    "HOV",
+    "mwyEntry",
+    "mwyExit",
+    "walking",
+    "curb",
+    "slipLane",
+    "shared",
 )
 _TYPE_CODE = {name.lower(): i for i, name in enumerate(LANE_TYPES)}
 
 #: Lane types a car may drive on.
 DRIVABLE_TYPES: frozenset[str] = frozenset(
-    {"driving", "entry", "exit", "offRamp", "onRamp", "connectingRamp", "bidirectional",
-     "slipLane", "mwyEntry", "mwyExit", "bus", "taxi", "HOV", "stop"}
+    {
+        "driving",
+        "entry",
+        "exit",
+        "offRamp",
+        "onRamp",
+        "connectingRamp",
+        "bidirectional",
+        "slipLane",
+        "mwyEntry",
+        "mwyExit",
+        "bus",
+        "taxi",
+        "HOV",
+        "stop",
+    }
 )
 
 
@@ -59,9 +100,14 @@ class LaneTable:
     """
 
     def __init__(self, roads: Sequence[Road]) -> None:
-        sec_road, sec_s0, sec_s1, sec_first, sec_count = [], [], [], [], []
+        sec_road: list[int] = []
+        sec_s0: list[float] = []
+        sec_s1: list[float] = []
+        sec_first: list[int] = []
+        sec_count: list[int] = []
         lanes: list[Lane] = []
-        lane_road, lane_sec = [], []
+        lane_road: list[int] = []
+        lane_sec: list[int] = []
         widths: list[Sequence[Cubic]] = []
         borders: list[Sequence[Cubic]] = []
         spans: list[float] = []
@@ -97,14 +143,18 @@ class LaneTable:
         self.road: IntArray = np.array(lane_road, dtype=np.int64)
         self.section: IntArray = np.array(lane_sec, dtype=np.int64)
         self.lane_id: IntArray = np.array([lane.id for lane in lanes], dtype=np.int64)
-        self.type_code: IntArray = np.array([lane_type_code(lane.type) for lane in lanes], dtype=np.int64)
+        self.type_code: IntArray = np.array(
+            [lane_type_code(lane.type) for lane in lanes], dtype=np.int64
+        )
         self.type_name: tuple[str, ...] = tuple(lane.type for lane in lanes)
         self.level: BoolArray = np.array([lane.level for lane in lanes], dtype=bool)
         self.has_border: BoolArray = np.array([bool(lane.borders) for lane in lanes], dtype=bool)
         # Within a section lanes run from the leftmost (highest id) to the rightmost, so
         # the center lane sits at first + (number of left lanes).
-        n_left = np.array([sum(1 for ln in self.lanes_of(i) if ln.id > 0) for i in range(self.sections)],
-                          dtype=np.int64)
+        n_left = np.array(
+            [sum(1 for ln in self.lanes_of(i) if ln.id > 0) for i in range(self.sections)],
+            dtype=np.int64,
+        )
         self.sec_center_uid: IntArray = self.sec_first_uid + n_left
         uid = np.arange(len(lanes), dtype=np.int64)
         inner = np.where(self.lane_id > 0, uid + 1, uid - 1)
@@ -114,7 +164,8 @@ class LaneTable:
         self.borders = PiecewiseCubics(borders, spans)
         self.max_depth = int(np.max(np.abs(self.lane_id))) if lanes else 0
         self._uid_index = {
-            (int(self.road[u]), int(self.section[u]), int(self.lane_id[u])): u for u in range(len(lanes))
+            (int(self.road[u]), int(self.section[u]), int(self.lane_id[u])): u
+            for u in range(len(lanes))
         }
 
     def lanes_of(self, section: int) -> tuple[Lane, ...]:

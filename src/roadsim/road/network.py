@@ -57,7 +57,9 @@ class RoadNetwork:
         self._road_id_array = np.array(self.road_ids, dtype=object)
         self.road_length: FloatArray = np.array([r.length for r in doc.roads], dtype=np.float64)
         self.road_junction: tuple[str | None, ...] = tuple(r.junction for r in doc.roads)
-        self.road_lht: npt.NDArray[np.bool_] = np.array([r.rule == "LHT" for r in doc.roads], dtype=bool)
+        self.road_lht: npt.NDArray[np.bool_] = np.array(
+            [r.rule == "LHT" for r in doc.roads], dtype=bool
+        )
         lengths = self.road_length.tolist()
         self.reference = ReferenceLines([r.geometries for r in doc.roads], lengths)
         self.elevation = PiecewiseCubics([r.elevation for r in doc.roads], lengths)
@@ -89,8 +91,11 @@ class RoadNetwork:
     def road_id_of(self, road_index: npt.ArrayLike) -> npt.NDArray[np.object_]:
         """OpenDRIVE road ids (strings) for road indices; ``None`` where the index is -1."""
         idx = np.asarray(road_index, dtype=np.int64)
-        out = self._road_id_array[np.clip(idx, 0, max(len(self.road_ids) - 1, 0))]
-        return np.where(idx >= 0, out, None)
+        out: npt.NDArray[np.object_] = self._road_id_array[
+            np.clip(idx, 0, max(len(self.road_ids) - 1, 0))
+        ]
+        out[idx < 0] = None
+        return out
 
     def lane_uid(self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike) -> IntArray:
         """The uid of lane ``lane_id`` in the lane section at ``s`` of each road.
@@ -98,7 +103,7 @@ class RoadNetwork:
         Raises:
             QueryError: If a road has no such lane at that s.
         """
-        road, lane, sv = self._broadcast(road_id, lane_id, s)
+        road, (lane, sv) = self._broadcast(road_id, lane_id, s)
         return self._uids(road, lane, sv).reshape(sv.shape)
 
     # -- reference line and the road frame ------------------------------------------------------
@@ -109,7 +114,9 @@ class RoadNetwork:
         z = self.elevation.evaluate(road, s)
         return x, y, z, hdg, curv
 
-    def frame(self, road: IntArray, s: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    def frame(
+        self, road: IntArray, s: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """The road frame at (road index, s): origin and unit axes, each shape (N, 3).
 
         ``e_s`` follows the reference line and its slope; ``e_t`` is the horizontal
@@ -154,7 +161,7 @@ class RoadNetwork:
         Returns:
             ``(x, y, z)`` arrays in the broadcast shape of the arguments.
         """
-        road, sv, tv, hv = self._broadcast(road_id, s, t, h)
+        road, (sv, tv, hv) = self._broadcast(road_id, s, t, h)
         shape = sv.shape
         x, y, z = self.to_world_index(road.ravel(), sv.ravel(), tv.ravel(), hv.ravel())
         return x.reshape(shape), y.reshape(shape), z.reshape(shape)
@@ -213,21 +220,25 @@ class RoadNetwork:
         sign = np.where(lane_id < 0, 1.0, np.where(lane_id > 0, -1.0, 0.0))
         return np.where(lht, -sign, sign)
 
-    def lane_t_outer(self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike) -> FloatArray:
+    def lane_t_outer(
+        self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike
+    ) -> FloatArray:
         """Lateral position t of the outer boundary of a lane at s (m), laneOffset included."""
-        road, lane, sv = self._broadcast(road_id, lane_id, s)
+        road, (lane, sv) = self._broadcast(road_id, lane_id, s)
         uid = self._uids(road, lane, sv)
         return self.uid_t_outer(uid, sv.ravel()).reshape(sv.shape)
 
     def lane_width(self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike) -> FloatArray:
         """Width of a lane at s (m)."""
-        road, lane, sv = self._broadcast(road_id, lane_id, s)
+        road, (lane, sv) = self._broadcast(road_id, lane_id, s)
         uid = self._uids(road, lane, sv)
         return self.uid_width(uid, sv.ravel()).reshape(sv.shape)
 
-    def lane_curvature(self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike) -> FloatArray:
+    def lane_curvature(
+        self, road_id: RoadIds, lane_id: npt.ArrayLike, s: npt.ArrayLike
+    ) -> FloatArray:
         """Curvature of a lane's centre line at s, signed in its driving direction (1/m)."""
-        road, lane, sv = self._broadcast(road_id, lane_id, s)
+        road, (lane, sv) = self._broadcast(road_id, lane_id, s)
         uid = self._uids(road, lane, sv)
         return self.uid_curvature(uid, sv.ravel()).reshape(sv.shape)
 
@@ -312,7 +323,7 @@ class RoadNetwork:
 
     # -- helpers ------------------------------------------------------------------------------------
 
-    def _uids(self, road: IntArray, lane: npt.NDArray[np.generic], s: FloatArray) -> IntArray:
+    def _uids(self, road: IntArray, lane: FloatArray, s: FloatArray) -> IntArray:
         sec = self.lanes.section_at(road.ravel(), s.ravel())
         uid = self.lanes.uid_at(sec, lane.ravel().astype(np.int64))
         if np.any(uid < 0):
@@ -329,10 +340,13 @@ class RoadNetwork:
         f = int(self.lanes.sec_first_uid[section])
         return np.arange(f, f + int(self.lanes.sec_count[section]))
 
-    def _broadcast(self, road_id: RoadIds, *values: npt.ArrayLike) -> tuple[IntArray, ...]:
+    def _broadcast(
+        self, road_id: RoadIds, *values: npt.ArrayLike
+    ) -> tuple[IntArray, tuple[FloatArray, ...]]:
         road = self.road_index(road_id)
         arrays = np.broadcast_arrays(road, *(np.asarray(v, dtype=np.float64) for v in values))
-        return tuple(np.ascontiguousarray(a) for a in arrays)  # type: ignore[return-value]
+        floats = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in arrays[1:])
+        return np.ascontiguousarray(arrays[0], dtype=np.int64), floats
 
     def _name(self) -> str:
         return Path(self.path).name if self.path else "road network"

@@ -35,12 +35,18 @@ class PiecewiseCubics:
         span = np.maximum(np.asarray(spans, dtype=np.float64), 0.0) + 1.0
         self.base: FloatArray = np.concatenate(([0.0], np.cumsum(span)[:-1])) if n else np.zeros(0)
         counts = np.array([len(r) for r in records], dtype=np.int64)
-        self.first: IntArray = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if n else np.zeros(0, np.int64)
+        self.first: IntArray = (
+            np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+            if n
+            else np.zeros(0, np.int64)
+        )
         self.count: IntArray = counts
         flat = [c for rec in records for c in rec]
         owner = np.repeat(np.arange(n, dtype=np.int64), counts)
         self.s0: FloatArray = np.array([c.s for c in flat], dtype=np.float64)
-        self.coef: FloatArray = np.array([(c.a, c.b, c.c, c.d) for c in flat], dtype=np.float64).reshape(-1, 4)
+        self.coef: FloatArray = np.array(
+            [(c.a, c.b, c.c, c.d) for c in flat], dtype=np.float64
+        ).reshape(-1, 4)
         # Records of an owner never start before its window; a start beyond the span is
         # kept inside the window so the global axis stays sorted.
         local = np.clip(self.s0, 0.0, span[owner] - 0.5) if flat else self.s0
@@ -63,7 +69,9 @@ class PiecewiseCubics:
             s: Positions in the owner's own s (metres), broadcast against ``owner``.
             derivative: 0 for the value, 1 for d/ds, 2 for d2/ds2.
         """
-        o, sv = np.broadcast_arrays(np.asarray(owner, dtype=np.int64), np.asarray(s, dtype=np.float64))
+        o, sv = np.broadcast_arrays(
+            np.asarray(owner, dtype=np.int64), np.asarray(s, dtype=np.float64)
+        )
         shape = o.shape
         o, sv = o.ravel(), sv.ravel()
         out = np.full(o.shape, self.default if derivative == 0 else 0.0)

@@ -19,6 +19,7 @@ from lxml import etree
 
 from roadsim.errors import MapError, MapWarning
 from roadsim.road.model import (
+    Connection,
     ContactPoint,
     Controller,
     Cubic,
@@ -37,26 +38,12 @@ from roadsim.road.model import (
     Signal,
     SpeedRecord,
     Validity,
-    Connection,
 )
 
 # Element names of OpenDRIVE 1.4-1.8 (and common vendor extensions) that roadsim knows,
 # whether it reads them or deliberately skips them. Anything else gets a warning.
 _KNOWN_TAGS = frozenset(
-    """
-    OpenDRIVE header geoReference offset userData include dataQuality error rawData
-    road link predecessor successor neighbor type speed planView geometry line arc spiral
-    poly3 paramPoly3 elevationProfile elevation lateralProfile superelevation crossfall
-    shape lanes laneOffset laneSection left center right lane width border roadMark
-    sway explicit style material visibility access height rule objects object repeat
-    outline outlines cornerRoad cornerLocal cornerReference material validity parkingSpace
-    markings marking bridge tunnel objectReference borders signals signal signalReference
-    positionRoad positionInertial dependency reference semantics controller control
-    junction connection laneLink priority junctionGroup junctionReference station platform
-    segment railroad switch mainTrack sideTrack partner surface CRG roadMarks vectorScene
-    vectorLane vectorRoad vectorJunction vectorSignal fillet boundary boundaries
-    elementDir crossPath startLaneLink endLaneLink roadSection speedCategory
-    """.split()
+    ["OpenDRIVE", "header", "geoReference", "offset", "userData", "include", "dataQuality", "error", "rawData", "road", "link", "predecessor", "successor", "neighbor", "type", "speed", "planView", "geometry", "line", "arc", "spiral", "poly3", "paramPoly3", "elevationProfile", "elevation", "lateralProfile", "superelevation", "crossfall", "shape", "lanes", "laneOffset", "laneSection", "left", "center", "right", "lane", "width", "border", "roadMark", "sway", "explicit", "style", "material", "visibility", "access", "height", "rule", "objects", "object", "repeat", "outline", "outlines", "cornerRoad", "cornerLocal", "cornerReference", "material", "validity", "parkingSpace", "markings", "marking", "bridge", "tunnel", "objectReference", "borders", "signals", "signal", "signalReference", "positionRoad", "positionInertial", "dependency", "reference", "semantics", "controller", "control", "junction", "connection", "laneLink", "priority", "junctionGroup", "junctionReference", "station", "platform", "segment", "railroad", "switch", "mainTrack", "sideTrack", "partner", "surface", "CRG", "roadMarks", "vectorScene", "vectorLane", "vectorRoad", "vectorJunction", "vectorSignal", "fillet", "boundary", "boundaries", "elementDir", "crossPath", "startLaneLink", "endLaneLink", "roadSection", "speedCategory"]
 )
 
 _SPEED_UNITS = {"m/s": 1.0, "km/h": 1.0 / 3.6, "mph": 0.44704}
@@ -131,12 +118,19 @@ class _Reader:
         get = el.get
         try:
             record = Cubic(
-                float(get(s_name, 0.0)), float(get("a", 0.0)), float(get("b", 0.0)),
-                float(get("c", 0.0)), float(get("d", 0.0)),
+                float(get(s_name, 0.0)),
+                float(get("a", 0.0)),
+                float(get("b", 0.0)),
+                float(get("c", 0.0)),
+                float(get("d", 0.0)),
             )
         except ValueError:
             record = None
-        if record is None or not math.isfinite(sum(record)) or (s_name == "sOffset" and record.s < 0):
+        if (
+            record is None
+            or not math.isfinite(sum(record))
+            or (s_name == "sOffset" and record.s < 0)
+        ):
             # Slow path, only to name the offending attribute precisely.
             s = self.nonneg(el, s_name, 0.0) if s_name == "sOffset" else self.num(el, s_name, 0.0)
             return Cubic(s, *(self.num(el, k, 0.0) for k in "abcd"))
@@ -221,9 +215,13 @@ class _Reader:
             successor = self.road_link(succ_el) if succ_el is not None else None
 
         plan = _child(el, "planView")
-        geometries = tuple(self.geometry(g) for g in _children(plan, "geometry")) if plan is not None else ()
+        geometries = (
+            tuple(self.geometry(g) for g in _children(plan, "geometry")) if plan is not None else ()
+        )
         if not geometries:
-            raise self.error(plan if plan is not None else el, "road has no <geometry> in <planView>")
+            raise self.error(
+                plan if plan is not None else el, "road has no <geometry> in <planView>"
+            )
         geometries = tuple(sorted(geometries, key=lambda g: g.s))
 
         elevation = self.cubics(_grandchildren(el, "elevationProfile", "elevation"), "s")
@@ -238,7 +236,9 @@ class _Reader:
         sections = tuple(sorted(sections, key=lambda sec: sec.s))
         for sec in sections:
             if sec.s > length + 1e-6:
-                raise self.error(lanes_el, f"laneSection s={sec.s} lies beyond the road length {length}")
+                raise self.error(
+                    lanes_el, f"laneSection s={sec.s} lies beyond the road length {length}"
+                )
 
         speed_limits = []
         for type_el in _children(el, "type"):
@@ -256,7 +256,11 @@ class _Reader:
                 self.signal_reference(s, road_id) for s in _children(signals_el, "signalReference")
             )
         objects_el = _child(el, "objects")
-        objects = tuple(self.road_object(o, road_id) for o in _children(objects_el, "object")) if objects_el is not None else ()
+        objects = (
+            tuple(self.road_object(o, road_id) for o in _children(objects_el, "object"))
+            if objects_el is not None
+            else ()
+        )
 
         return Road(
             id=road_id,
@@ -306,7 +310,9 @@ class _Reader:
             raise self.error(el, f"length={el.get('length')!r} is negative (expected >= 0)")
         shape = next((c for c in el if isinstance(c.tag, str) and _tag(c) != "userData"), None)
         if shape is None:
-            raise self.error(el, "geometry has no shape (expected line, arc, spiral, poly3 or paramPoly3)")
+            raise self.error(
+                el, "geometry has no shape (expected line, arc, spiral, poly3 or paramPoly3)"
+            )
         kind = _tag(shape)
         params: dict[str, float] = {}
         p_range = "arcLength"
@@ -320,16 +326,30 @@ class _Reader:
         elif kind == "poly3":
             params.update({k: self.num(shape, k, 0.0) for k in "abcd"})
         elif kind == "paramPoly3":
-            params.update({k: self.num(shape, k, 0.0) for k in
-                           ("aU", "bU", "cU", "dU", "aV", "bV", "cV", "dV")})
+            params.update(
+                {
+                    k: self.num(shape, k, 0.0)
+                    for k in ("aU", "bU", "cU", "dU", "aV", "bV", "cV", "dV")
+                }
+            )
             p_range = self.text(shape, "pRange", "arcLength")
             if p_range not in ("arcLength", "normalized"):
-                raise self.error(shape, f"pRange={p_range!r} is neither 'arcLength' nor 'normalized'")
+                raise self.error(
+                    shape, f"pRange={p_range!r} is neither 'arcLength' nor 'normalized'"
+                )
         else:
-            raise self.error(shape, "unknown geometry shape (expected line, arc, spiral, poly3 or paramPoly3)")
+            raise self.error(
+                shape, "unknown geometry shape (expected line, arc, spiral, poly3 or paramPoly3)"
+            )
         return Geometry(
-            s=s, x=self.num(el, "x"), y=self.num(el, "y"), hdg=self.num(el, "hdg"),
-            length=length, kind=cast("GeometryKind", kind), params=params, p_range=p_range,
+            s=s,
+            x=self.num(el, "x"),
+            y=self.num(el, "y"),
+            hdg=self.num(el, "hdg"),
+            length=length,
+            kind=cast("GeometryKind", kind),
+            params=params,
+            p_range=p_range,
         )
 
     def lane_section(self, el: Element) -> LaneSection:
@@ -352,7 +372,10 @@ class _Reader:
         for side in (1, -1):
             side_ids = sorted(abs(i) for i in ids if i * side > 0)
             if side_ids != list(range(1, len(side_ids) + 1)):
-                raise self.error(el, f"lane ids {sorted(i for i in ids if i * side > 0)} are not consecutive from the center")
+                raise self.error(
+                    el,
+                    f"lane ids {sorted(i for i in ids if i * side > 0)} are not consecutive from the center",
+                )
         lanes.sort(key=lambda lane: -lane.id)
         return LaneSection(
             s=self.nonneg(el, "s"),
@@ -382,8 +405,12 @@ class _Reader:
             elif tag == "border":
                 borders.append(self.cubic(child, "sOffset"))
             elif tag == "speed":
-                speeds.append(SpeedRecord(self.nonneg(child, "sOffset", 0.0),
-                                          self.speed(child, "max", child.get("unit"))))
+                speeds.append(
+                    SpeedRecord(
+                        self.nonneg(child, "sOffset", 0.0),
+                        self.speed(child, "max", child.get("unit")),
+                    )
+                )
         widths.sort(key=_first)
         borders.sort(key=_first)
         marks.sort(key=_first)
@@ -457,10 +484,25 @@ class _Reader:
             raise self.error(el, f"orientation={orientation!r} is not '+', '-' or 'none'")
         ref = self.text(el, "id")
         return Signal(
-            road_id=road_id, id=ref, name="", s=self.nonneg(el, "s"), t=self.num(el, "t", 0.0),
-            z_offset=0.0, h_offset=0.0, orientation=orientation, dynamic=False, country="",
-            type="", subtype="", value=math.nan, unit="", height=0.0, width=0.0,
-            validities=self.validities(el), reference_of=ref, line=el.sourceline,
+            road_id=road_id,
+            id=ref,
+            name="",
+            s=self.nonneg(el, "s"),
+            t=self.num(el, "t", 0.0),
+            z_offset=0.0,
+            h_offset=0.0,
+            orientation=orientation,
+            dynamic=False,
+            country="",
+            type="",
+            subtype="",
+            value=math.nan,
+            unit="",
+            height=0.0,
+            width=0.0,
+            validities=self.validities(el),
+            reference_of=ref,
+            line=el.sourceline,
         )
 
     def road_object(self, el: Element, road_id: str) -> RoadObject:
@@ -578,15 +620,23 @@ class _Reader:
                     )
                     dangling.append((road.id, which))
             if road.junction is not None and road.junction not in junctions:
-                raise self.error(el, f"junction={road.junction!r} names a junction that does not exist")
+                raise self.error(
+                    el, f"junction={road.junction!r} names a junction that does not exist"
+                )
         self.road_id = None
         junction_els = {el.get("id"): el for el in _children(root, "junction")}
         for junction in doc.junctions:
             j_el = junction_els[junction.id]
             for conn, c_el in zip(junction.connections, _children(j_el, "connection"), strict=True):
-                for attr, rid in (("incomingRoad", conn.incoming_road), ("connectingRoad", conn.connecting_road)):
+                for attr, rid in (
+                    ("incomingRoad", conn.incoming_road),
+                    ("connectingRoad", conn.connecting_road),
+                ):
                     if rid not in roads:
-                        raise self.error(c_el, f"{attr}={rid!r} names a road that does not exist (junction {junction.id})")
+                        raise self.error(
+                            c_el,
+                            f"{attr}={rid!r} names a road that does not exist (junction {junction.id})",
+                        )
         if not dangling:
             return doc
         fixed = {r.id: r for r in doc.roads}
@@ -633,7 +683,7 @@ def _parse_xml(data: bytes, path: str | None) -> Element:
     if decl is not None and decl.start() > 0:
         enc = _ENCODING.search(decl.group(0))
         encoding = enc.group(1).decode() if enc else "utf-8"
-        blanked = data[: decl.start()] + b" " * (decl.end() - decl.start()) + data[decl.end():]
+        blanked = data[: decl.start()] + b" " * (decl.end() - decl.start()) + data[decl.end() :]
         try:
             text = blanked.decode(encoding)
         except (LookupError, UnicodeDecodeError) as exc:
@@ -642,7 +692,11 @@ def _parse_xml(data: bytes, path: str | None) -> Element:
     else:
         source = data
     parser = etree.XMLParser(
-        remove_comments=True, remove_pis=True, huge_tree=True, resolve_entities=False, no_network=True
+        remove_comments=True,
+        remove_pis=True,
+        huge_tree=True,
+        resolve_entities=False,
+        no_network=True,
     )
     try:
         root = etree.fromstring(source, parser)
