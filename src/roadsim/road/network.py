@@ -78,11 +78,11 @@ class RoadNetwork:
         Raises:
             QueryError: For an id the network does not have.
         """
-        ids = np.atleast_1d(np.asarray(road_id, dtype=object))
-        uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
+        ids = np.asarray(road_id, dtype=object)
+        uniq, inverse = np.unique(ids.ravel().astype(str), return_inverse=True)
         out = np.empty(len(uniq), dtype=np.int64)
-        for k, rid in enumerate(uniq):
-            idx = self._road_index.get(str(rid))
+        for k, rid in enumerate(uniq.tolist()):
+            idx = self._road_index.get(rid)
             if idx is None:
                 raise QueryError(f"{self._name()}: no road with id {rid!r}")
             out[k] = idx
@@ -345,8 +345,9 @@ class RoadNetwork:
     ) -> tuple[IntArray, tuple[FloatArray, ...]]:
         road = self.road_index(road_id)
         arrays = np.broadcast_arrays(road, *(np.asarray(v, dtype=np.float64) for v in values))
-        floats = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in arrays[1:])
-        return np.ascontiguousarray(arrays[0], dtype=np.int64), floats
+        # np.array, not ascontiguousarray: scalars must stay 0-d so results do too.
+        floats = tuple(np.array(a, dtype=np.float64) for a in arrays[1:])
+        return np.array(arrays[0], dtype=np.int64), floats
 
     def _name(self) -> str:
         return Path(self.path).name if self.path else "road network"
