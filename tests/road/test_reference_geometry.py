@@ -66,7 +66,7 @@ def test_reference_line_matches(path):  # type: ignore[no-untyped-def]
     )
     lengths = dict(zip(ref["road_id"], ref["road_length"], strict=False))
     for rid, length in lengths.items():
-        assert net.road_length[net.road_index(rid)[0]] == pytest.approx(length, abs=1e-6)
+        assert net.road_length[int(net.road_index(rid))] == pytest.approx(length, abs=1e-6)
 
 
 @pytest.mark.parametrize(

@@ -164,8 +164,7 @@ class LaneTable:
         self.borders = PiecewiseCubics(borders, spans)
         self.max_depth = int(np.max(np.abs(self.lane_id))) if lanes else 0
         self._uid_index = {
-            (int(self.road[u]), int(self.section[u]), int(self.lane_id[u])): u
-            for u in range(len(lanes))
+            key: u for u, key in enumerate(zip(lane_road, lane_sec, (ln.id for ln in lanes), strict=True))
         }
 
     def lanes_of(self, section: int) -> tuple[Lane, ...]:

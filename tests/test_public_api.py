@@ -1,0 +1,23 @@
+"""The public API is deliberate: pin what `import roadsim` exports."""
+
+import roadsim
+
+
+def test_exported_members() -> None:
+    assert sorted(roadsim.__all__) == [
+        "RoadNetwork",
+        "__version__",
+        "builtin_maps",
+        "errors",
+        "load_map",
+    ]
+    for name in roadsim.__all__:
+        assert hasattr(roadsim, name)
+
+
+def test_error_tree() -> None:
+    from roadsim import errors
+
+    for cls in (errors.MapError, errors.ScenarioError, errors.QueryError):
+        assert issubclass(cls, errors.RoadsimError)
+    assert issubclass(errors.MapWarning, UserWarning)
