@@ -50,8 +50,30 @@ class Geometry:
     p_range: str = "arcLength"
 
 
+class RoadMarkLine(NamedTuple):
+    """One line of a road mark's detailed ``<type>`` description (OpenDRIVE 1.8, 9.6.2).
+
+    ``length`` and ``space`` are the visible part and the gap along s (``space`` 0: a
+    continuous line); ``t_offset`` is the lateral offset from the lane border, positive
+    toward +t; ``s_offset`` where the pattern starts, relative to the road mark's start;
+    ``width`` is 0 and ``color`` empty when the file gives none.
+    """
+
+    length: float
+    space: float
+    t_offset: float
+    s_offset: float
+    width: float
+    rule: str
+    color: str
+
+
 class RoadMark(NamedTuple):
-    """A lane's road mark from ``sOffset`` on (OpenDRIVE 1.8, 9.6)."""
+    """A lane's road mark from ``sOffset`` on (OpenDRIVE 1.8, 9.6).
+
+    ``lines`` holds the lines of the optional ``<type>`` child, which describes the mark
+    in detail instead of the ``type`` keyword.
+    """
 
     s_offset: float
     type: str
@@ -60,6 +82,7 @@ class RoadMark(NamedTuple):
     width: float
     lane_change: str
     material: str
+    lines: tuple[RoadMarkLine, ...] = ()
 
 
 class SpeedRecord(NamedTuple):

@@ -34,6 +34,7 @@ from roadsim.road.model import (
     Road,
     RoadLink,
     RoadMark,
+    RoadMarkLine,
     RoadObject,
     Signal,
     SpeedRecord,
@@ -91,6 +92,8 @@ class _Reader:
 
     def integer(self, el: Element, name: str, default: int | None = None) -> int:
         raw = el.get(name)
+        if raw is not None and raw.lstrip("-").isdigit():
+            return int(raw)
         if raw is None:
             if default is None:
                 raise self.error(el, f"missing attribute '{name}' (expected an integer)")
@@ -400,8 +403,8 @@ class _Reader:
             elif tag == "roadMark":
                 marks.append(self.road_mark(child))
             elif tag == "link":
-                preds.extend(self.integer(p, "id") for p in child.iterchildren("predecessor"))
-                succs.extend(self.integer(p, "id") for p in child.iterchildren("successor"))
+                for ref in child.iterchildren("predecessor", "successor"):
+                    (preds if ref.tag == "predecessor" else succs).append(self.integer(ref, "id"))
             elif tag == "border":
                 borders.append(self.cubic(child, "sOffset"))
             elif tag == "speed":
@@ -438,6 +441,19 @@ class _Reader:
             width=self.num(m, "width", 0.12 if weight == "standard" else 0.25),
             lane_change=m.get("laneChange", "both").strip(),
             material=m.get("material", "standard").strip(),
+            lines=tuple(
+                RoadMarkLine(
+                    length=self.nonneg(ln, "length", 0.0),
+                    space=self.nonneg(ln, "space", 0.0),
+                    t_offset=self.num(ln, "tOffset", 0.0),
+                    s_offset=self.num(ln, "sOffset", 0.0),
+                    width=self.nonneg(ln, "width", 0.0),
+                    rule=ln.get("rule", "none").strip(),
+                    color=ln.get("color", "").strip(),
+                )
+                for t in m.iterchildren("type")
+                for ln in t.iterchildren("line")
+            ),
         )
 
     # -- signals and objects ----------------------------------------------------------------
