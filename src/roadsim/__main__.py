@@ -1,0 +1,5 @@
+"""`python -m roadsim`: the `roadsim` command."""
+
+from roadsim.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,180 @@
+"""The ``roadsim`` command.
+
+Each command group (``map`` today; ``run`` and ``scenario`` later) is one function in
+`COMMAND_GROUPS` that adds its subparser and sets a ``handler(args) -> int`` default. A
+`roadsim.errors.RoadsimError` (a user's mistake: a malformed map, a missing file) is printed
+as ``roadsim: error: <message>`` on stderr with exit code 2 and no traceback; argparse usage
+errors exit with 2 as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from roadsim import __version__
+from roadsim.errors import RoadsimError
+
+Handler = Callable[[argparse.Namespace], int]
+SubParsers = Any  # argparse._SubParsersAction, private in typeshed
+
+PROG = "roadsim"
+EXIT_USER_ERROR = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        with _warnings_as_lines():
+            return handler(args)
+    except RoadsimError as exc:
+        _error(str(exc))
+        return EXIT_USER_ERROR
+    except BrokenPipeError:  # the reader went away (`roadsim map info x | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as exc:  # e.g. an output folder that does not exist
+        _error(f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc))
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every command group registered."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="roadsim: a fast, headless driving simulator on OpenDRIVE maps."
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    groups = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for register in COMMAND_GROUPS:
+        register(groups)
+    return parser
+
+
+# -- roadsim map ----------------------------------------------------------------------------------
+
+
+def register_map(groups: SubParsers) -> None:
+    """``roadsim map info|plot|list``."""
+    group = groups.add_parser(
+        "map", help="inspect OpenDRIVE maps", description="Inspect OpenDRIVE maps."
+    )
+    cmds = group.add_subparsers(dest="map_command", metavar="SUBCOMMAND", required=True)
+
+    info = cmds.add_parser("info", help="summarise a map", description="Print what a map holds.")
+    info.add_argument("map", metavar="MAP", help="an .xodr file or the name of a built-in map")
+    info.add_argument("--json", action="store_true", help="print the summary as JSON")
+    info.set_defaults(handler=_map_info)
+
+    plot = cmds.add_parser(
+        "plot", help="draw a map to an image", description="Draw a map from above."
+    )
+    plot.add_argument("map", metavar="MAP", help="an .xodr file or the name of a built-in map")
+    plot.add_argument(
+        "-o", "--output", type=Path, help="image file to write (default: MAP's name + .png)"
+    )
+    plot.add_argument("--dpi", type=int, default=150, help="resolution (default: 150)")
+    plot.add_argument(
+        "--size", type=float, default=10.0, help="longer side of the map in inches (default: 10)"
+    )
+    plot.add_argument("--title", help="title (default: the map's name and size)")
+    plot.add_argument("--junction-labels", action="store_true", help="write junction ids")
+    plot.add_argument("--no-signals", action="store_true", help="leave signals out")
+    plot.add_argument("--no-objects", action="store_true", help="leave objects out")
+    plot.add_argument("--no-legend", action="store_true", help="leave the legend out")
+    plot.set_defaults(handler=_map_plot)
+
+    lst = cmds.add_parser(
+        "list", help="list the built-in maps", description="List the built-in maps."
+    )
+    lst.set_defaults(handler=_map_list)
+
+
+def _map_info(args: argparse.Namespace) -> int:
+    from roadsim.road.load import load_map
+    from roadsim.road.summary import map_summary
+
+    summary = map_summary(load_map(args.map))
+    print(json.dumps(summary.to_dict(), indent=2) if args.json else summary.to_text())
+    return 0
+
+
+def _map_plot(args: argparse.Namespace) -> int:
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    from roadsim.road.load import load_map
+    from roadsim.road.plot import plot_map
+
+    if args.dpi <= 0 or args.size <= 0:
+        raise _UsageError("--dpi and --size must be positive")
+    output: Path = args.output if args.output is not None else Path(f"{Path(args.map).stem}.png")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if output.suffix.lstrip(".").lower() not in formats:
+        raise _UsageError(
+            f"{output}: cannot tell the image format from the suffix "
+            f"(use one of: {', '.join('.' + f for f in sorted(formats))})"
+        )
+    net = load_map(args.map)
+    written = plot_map(
+        net,
+        output,
+        title=args.title,
+        signals=not args.no_signals,
+        objects=not args.no_objects,
+        junction_labels=args.junction_labels,
+        legend=not args.no_legend,
+        size_in=args.size,
+        dpi=args.dpi,
+    )
+    print(f"wrote {written}")
+    return 0
+
+
+def _map_list(args: argparse.Namespace) -> int:
+    from roadsim.road.load import builtin_maps
+
+    names = builtin_maps()
+    for name in names:
+        print(name)
+    if not names:
+        print("no built-in maps", file=sys.stderr)
+    return 0
+
+
+#: Command groups, in the order ``roadsim --help`` lists them.
+COMMAND_GROUPS: tuple[Callable[[SubParsers], None], ...] = (register_map,)
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+class _UsageError(RoadsimError):
+    """A bad combination of command-line values that argparse cannot check."""
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+@contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Warnings (e.g. `MapWarning`) as ``roadsim: warning: ...`` lines, each once."""
+
+    def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+        print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = show
+        yield
