@@ -49,7 +49,11 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: Lane types along which a lane stream continues for `LaneGraph.distance_to_end` by
 #: default (openPASS' distance to the end of lane counts driving lanes and the ramps).
-END_OF_LANE_TYPES: frozenset[str] = frozenset({"driving", "exit", "onRamp", "offRamp", "stop"})
+#: ``entry`` is OpenDRIVE 1.8's name for an acceleration lane (an on-ramp's lane that
+#: ends in a merge), so it counts like ``onRamp``.
+END_OF_LANE_TYPES: frozenset[str] = frozenset(
+    {"driving", "entry", "exit", "onRamp", "offRamp", "stop"}
+)
 
 _START, _END = 0, 1
 

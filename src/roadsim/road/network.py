@@ -311,12 +311,25 @@ class RoadNetwork:
         """The lane containing each world point; see `roadsim.road.localize.Localizer`."""
         return self.localizer.localize(x, y, z, heading)
 
-    def surface_height(self, x: npt.ArrayLike, y: npt.ArrayLike) -> FloatArray:
-        """Road surface elevation under each point (NaN off the road)."""
-        return self.localizer.surface_height(x, y)
+    def surface_height(
+        self, x: npt.ArrayLike, y: npt.ArrayLike, z_hint: npt.ArrayLike | None = None
+    ) -> FloatArray:
+        """Road surface elevation under each point (NaN off the road).
+
+        Where surfaces overlap, the highest, or with ``z_hint`` the one nearest to it; see
+        `roadsim.road.localize.Localizer.surface_height`.
+        """
+        return self.localizer.surface_height(x, y, z_hint)
 
     def surface_mesh(self) -> SurfaceMesh:
-        """A triangle mesh of the road surface with a surface id per triangle."""
+        """A triangle mesh of the road surface with a surface id per triangle.
+
+        Built on the first call and kept: the network never changes.
+        """
+        return self._surface_mesh
+
+    @cached_property
+    def _surface_mesh(self) -> SurfaceMesh:
         from roadsim.road.mesh import build_surface_mesh
 
         return build_surface_mesh(self)
