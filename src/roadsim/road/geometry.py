@@ -157,7 +157,17 @@ class ReferenceLines:
         self, g: IntArray, ds: FloatArray
     ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         j = self.param_index[g]
-        u, v, du, dv, ddu, ddv = self.params.evaluate(j, ds)
+        # Outside its own length a polynomial curve is not defined (a road may declare more
+        # length than its geometries cover): continue straight along the end tangent.
+        inside = np.clip(ds, 0.0, self.glen[g])
+        beyond = ds - inside
+        u, v, du, dv, ddu, ddv = self.params.evaluate(j, inside)
+        speed = np.maximum(np.hypot(du, dv), 1e-300)
+        u = u + beyond * du / speed
+        v = v + beyond * dv / speed
+        outside = beyond != 0.0
+        ddu = np.where(outside, 0.0, ddu)
+        ddv = np.where(outside, 0.0, ddv)
         h = self.h0[g]
         ch, sh = np.cos(h), np.sin(h)
         x = self.x0[g] + ch * u - sh * v

@@ -65,7 +65,7 @@ class _Reader:
         return MapError(
             reason,
             path=self.path,
-            line=el.sourceline if el is not None else None,
+            line=_line(el) if el is not None else None,
             element=_tag(el) if el is not None else None,
             road_id=self.road_id,
         )
@@ -166,7 +166,7 @@ class _Reader:
         for tag in sorted(names - _KNOWN_TAGS):
             first = next(root.iter(tag))
             warnings.warn(
-                f"{self.path or '<string>'}:{first.sourceline}: unknown element <{tag}> ignored",
+                f"{self.path or '<string>'}:{_line(first)}: unknown element <{tag}> ignored",
                 MapWarning,
                 stacklevel=4,
             )
@@ -281,7 +281,7 @@ class _Reader:
             signals=tuple(signals),
             objects=objects,
             speed_limits=tuple(speed_limits),
-            line=el.sourceline,
+            line=_line(el),
         )
 
     def speed(self, el: Element, name: str, unit: str | None) -> float:
@@ -372,19 +372,19 @@ class _Reader:
             raise self.error(el, f"duplicate lane ids in lane section: {sorted(ids)}")
         if 0 not in ids:
             raise self.error(el, "lane section has no center lane (id 0)")
-        for side in (1, -1):
-            side_ids = sorted(abs(i) for i in ids if i * side > 0)
+        for sign in (1, -1):
+            side_ids = sorted(abs(i) for i in ids if i * sign > 0)
             if side_ids != list(range(1, len(side_ids) + 1)):
                 raise self.error(
                     el,
-                    f"lane ids {sorted(i for i in ids if i * side > 0)} are not consecutive from the center",
+                    f"lane ids {sorted(i for i in ids if i * sign > 0)} are not consecutive from the center",
                 )
         lanes.sort(key=lambda lane: -lane.id)
         return LaneSection(
             s=self.nonneg(el, "s"),
             single_side=self.text(el, "singleSide", "false").lower() == "true",
             lanes=tuple(lanes),
-            line=el.sourceline,
+            line=_line(el),
         )
 
     def lane(self, el: Element) -> Lane:
@@ -416,7 +416,7 @@ class _Reader:
                 )
         widths.sort(key=_first)
         borders.sort(key=_first)
-        marks.sort(key=_first)
+        marks.sort(key=lambda m: m.s_offset)
         speeds.sort(key=_first)
         return Lane(
             id=lane_id,
@@ -428,7 +428,7 @@ class _Reader:
             predecessors=tuple(preds),
             successors=tuple(succs),
             speeds=tuple(speeds),
-            line=el.sourceline,
+            line=_line(el),
         )
 
     def road_mark(self, m: Element) -> RoadMark:
@@ -491,7 +491,7 @@ class _Reader:
             height=self.num(el, "height", 0.0),
             width=self.num(el, "width", 0.0),
             validities=self.validities(el),
-            line=el.sourceline,
+            line=_line(el),
         )
 
     def signal_reference(self, el: Element, road_id: str) -> Signal:
@@ -518,7 +518,7 @@ class _Reader:
             width=0.0,
             validities=self.validities(el),
             reference_of=ref,
-            line=el.sourceline,
+            line=_line(el),
         )
 
     def road_object(self, el: Element, road_id: str) -> RoadObject:
@@ -552,7 +552,7 @@ class _Reader:
             radius=self.nonneg(el, "radius", 0.0),
             outline=tuple(outline),
             outline_frame=frame,
-            line=el.sourceline,
+            line=_line(el),
         )
 
     # -- junctions and controllers ----------------------------------------------------------
@@ -587,7 +587,7 @@ class _Reader:
             type=self.text(el, "type", "default"),
             connections=tuple(connections),
             controllers=controllers,
-            line=el.sourceline,
+            line=_line(el),
         )
 
     def controller(self, el: Element) -> Controller:
@@ -627,7 +627,7 @@ class _Reader:
                     # Published maps do this (esmini's stationary_objects.xodr links to a
                     # road it does not contain); the link is dropped, not the map.
                     link_el = _child(_child(el, "link"), which)
-                    line = link_el.sourceline if link_el is not None else el.sourceline
+                    line = _line(link_el) if link_el is not None else _line(el)
                     warnings.warn(
                         f"{self.path or '<string>'}:{line}: road {road.id}: {which} names "
                         f"{link.element_type} {link.element_id!r}, which does not exist; link ignored",
@@ -657,12 +657,22 @@ class _Reader:
             return doc
         fixed = {r.id: r for r in doc.roads}
         for road_id, which in dangling:
-            fixed[road_id] = dataclasses.replace(fixed[road_id], **{which: None})
+            road = fixed[road_id]
+            if which == "predecessor":
+                fixed[road_id] = dataclasses.replace(road, predecessor=None)
+            else:
+                fixed[road_id] = dataclasses.replace(road, successor=None)
         return dataclasses.replace(doc, roads=tuple(fixed[r.id] for r in doc.roads))
 
 
 def _first(record: tuple[float, ...]) -> float:
     return record[0]
+
+
+def _line(el: Element) -> int | None:
+    """The element's 1-based source line (lxml's stubs type it loosely)."""
+    line = el.sourceline
+    return line if isinstance(line, int) else None
 
 
 def _tag(el: Element) -> str:
