@@ -36,6 +36,54 @@ _GL_X = 0.5 * (_GL_X + 1.0)
 _GL_W = 0.5 * _GL_W
 
 
+def curve_pose(
+    x0: npt.ArrayLike,
+    y0: npt.ArrayLike,
+    h0: npt.ArrayLike,
+    k0: npt.ArrayLike,
+    dk: npt.ArrayLike,
+    ds: npt.ArrayLike,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Pose ``ds`` metres along a line, arc or spiral (OpenDRIVE 1.8, 7.4-7.6).
+
+    Args:
+        x0, y0, h0: The record's start position (m) and heading (rad).
+        k0: Curvature at the start (1/m); 0 for a line.
+        dk: Curvature rate (1/m^2); 0 for a line or an arc.
+        ds: Distance along the record (m).
+
+    Returns:
+        ``(x, y, hdg, curvature)`` arrays in the broadcast shape of the arguments.
+    """
+    x0, y0, h0, k0, dk, ds = (
+        np.asarray(v, dtype=np.float64) for v in np.broadcast_arrays(x0, y0, h0, k0, dk, ds)
+    )
+    hdg = h0 + k0 * ds + 0.5 * dk * ds * ds
+    # Lines and arcs: the chord leaves at half the turning angle, 2 sin(k ds/2)/k long
+    # (written with sinc so that k = 0 needs no special case).
+    half = h0 + 0.5 * k0 * ds
+    chord = ds * np.sinc(k0 * ds / (2.0 * np.pi))
+    x = np.array(x0 + chord * np.cos(half))  # np.array: 0-d results stay assignable
+    y = np.array(y0 + chord * np.sin(half))
+    spiral = dk != 0.0
+    if spiral.any():
+        # The clothoid with curvature k(u) = c*u, started at u0 = k0/c, has heading
+        # c*u**2/2 and position a * (C(u/a), sign(c) S(u/a)) with a = sqrt(pi/|c|)
+        # (Fresnel integrals in scipy's normalisation).
+        c, k, d = dk[spiral], k0[spiral], ds[spiral]
+        a = np.sqrt(np.pi / np.abs(c))
+        u0 = k / c
+        s0f, c0f = fresnel(u0 / a)
+        s1f, c1f = fresnel((u0 + d) / a)
+        dx = a * (c1f - c0f)
+        dy = a * np.sign(c) * (s1f - s0f)
+        rot = h0[spiral] - 0.5 * c * u0 * u0
+        cr, sr = np.cos(rot), np.sin(rot)
+        x[spiral] = x0[spiral] + cr * dx - sr * dy
+        y[spiral] = y0[spiral] + sr * dx + cr * dy
+    return x, y, hdg, k0 + dk * ds
+
+
 class ReferenceLines:
     """The planView of every road of a network.
 
@@ -111,47 +159,16 @@ class ReferenceLines:
         hdg = np.empty(sv.shape)
         curv = np.zeros(sv.shape)
 
-        m = kind <= ARC
+        m = kind != PARAM
         if m.any():
-            gi, d = g[m], ds[m]
-            k = self.k0[gi]
-            h = self.h0[gi]
-            half = h + 0.5 * k * d
-            chord = d * np.sinc(k * d / (2.0 * np.pi))
-            x[m] = self.x0[gi] + chord * np.cos(half)
-            y[m] = self.y0[gi] + chord * np.sin(half)
-            hdg[m] = h + k * d
-            curv[m] = k
-        m = kind == SPIRAL
-        if m.any():
-            x[m], y[m], hdg[m], curv[m] = self._spiral(g[m], ds[m])
+            gi = g[m]
+            x[m], y[m], hdg[m], curv[m] = curve_pose(
+                self.x0[gi], self.y0[gi], self.h0[gi], self.k0[gi], self.dk[gi], ds[m]
+            )
         m = kind == PARAM
         if m.any():
             x[m], y[m], hdg[m], curv[m] = self._param(g[m], ds[m])
         return x, y, hdg, curv
-
-    def _spiral(
-        self, g: IntArray, ds: FloatArray
-    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-        # The clothoid with curvature k(u) = c*u, started at u0 = k0/c, has heading
-        # c*u**2/2 and position sqrt(pi/|c|) * (C(u/a), sign(c) S(u/a)) with
-        # a = sqrt(pi/|c|) (Fresnel integrals in scipy's normalisation).
-        c = self.dk[g]
-        k0 = self.k0[g]
-        a = np.sqrt(np.pi / np.abs(c))
-        u0 = k0 / c
-        u1 = u0 + ds
-        s0f, c0f = fresnel(u0 / a)
-        s1f, c1f = fresnel(u1 / a)
-        sign = np.sign(c)
-        dx = a * (c1f - c0f)
-        dy = a * sign * (s1f - s0f)
-        rot = self.h0[g] - 0.5 * c * u0 * u0
-        cr, sr = np.cos(rot), np.sin(rot)
-        x = self.x0[g] + cr * dx - sr * dy
-        y = self.y0[g] + sr * dx + cr * dy
-        hdg = self.h0[g] + k0 * ds + 0.5 * c * ds * ds
-        return x, y, hdg, k0 + c * ds
 
     def _param(
         self, g: IntArray, ds: FloatArray

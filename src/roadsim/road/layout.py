@@ -6,8 +6,7 @@ segments end to end from a start `Pose` and evaluates them itself (OpenDRIVE 1.8
 spiral-arc-spiral curve and `connect` finds the segments between two poses, for
 connecting roads in junctions and for ramps.
 
-Evaluation is scalar Python (with a small numpy quadrature for spirals): it runs while a
-map is built, never on a simulation's hot path.
+Poses come from `roadsim.road.geometry.curve_pose`, the evaluation the road network uses.
 """
 
 from __future__ import annotations
@@ -18,15 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-import numpy as np
+from roadsim.road.geometry import curve_pose
 
 __all__ = ["Arc", "Line", "PlanView", "Pose", "Segment", "Spiral", "connect", "turn", "wrap_angle"]
 
 _TAU = 2.0 * math.pi
 EPS = 1e-9  # m or rad: below this a length or an angle counts as zero
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(10)
-_GL_X = 0.5 * (_GL_X + 1.0)
-_GL_W = 0.5 * _GL_W
 
 
 def wrap_angle(angle: float) -> float:
@@ -99,31 +95,13 @@ Segment = Line | Arc | Spiral
 
 def _advance(seg: Segment, start: Pose, ds: float) -> Pose:
     """The pose ``ds`` metres along a segment that begins at ``start``."""
-    if isinstance(seg, Line):
-        return start.advanced(ds)
-    if isinstance(seg, Arc):
-        k = seg.curvature
-        # The chord of an arc leaves at half the turning angle: 2 sin(k ds / 2) / k long.
-        chord = ds if abs(k * ds) < 1e-12 else 2.0 * math.sin(0.5 * k * ds) / k
-        half = start.hdg + 0.5 * k * ds
-        return Pose(
-            start.x + chord * math.cos(half),
-            start.y + chord * math.sin(half),
-            wrap_angle(start.hdg + k * ds),
-        )
-    # Spiral: integrate the unit tangent of heading k0 u + c u^2 / 2 with Gauss-Legendre
-    # on pieces short enough (<= 0.25 rad of turning) for the rule to be exact to rounding.
-    k0 = seg.curv_start
-    c = (seg.curv_end - seg.curv_start) / seg.length if seg.length > 0 else 0.0
-    k1 = k0 + c * ds
-    pieces = max(1, math.ceil(max(abs(k0), abs(k1)) * ds / 0.25))
-    edges = np.linspace(0.0, ds, pieces + 1)
-    h = np.diff(edges)
-    u = edges[:-1, None] + h[:, None] * _GL_X[None, :]
-    phase = k0 * u + 0.5 * c * u * u
-    lx = float(np.sum(np.cos(phase) * _GL_W * h[:, None]))
-    ly = float(np.sum(np.sin(phase) * _GL_W * h[:, None]))
-    return start.compose(Pose(lx, ly, k0 * ds + 0.5 * c * ds * ds))
+    # The same evaluation the road network uses, so a map's joints are exact when read back.
+    k0 = _curvature_at(seg, 0.0)
+    dk = 0.0
+    if isinstance(seg, Spiral) and seg.length > 0:
+        dk = (seg.curv_end - seg.curv_start) / seg.length
+    x, y, hdg, _ = curve_pose(start.x, start.y, start.hdg, k0, dk, ds)
+    return Pose(float(x), float(y), wrap_angle(float(hdg)))
 
 
 def _cut(seg: Segment, ds: float) -> tuple[Segment, Segment]:
