@@ -1,0 +1,1 @@
+"""The simulated world: its state, the tick, collisions and traffic lights."""
