@@ -1,0 +1,310 @@
+"""Loading scenario files: YAML to a validated `Scenario`, with errors that name the line.
+
+The YAML text is composed into a node tree first, so every key path keeps the line it was
+written on; pydantic's error locations are translated to those key paths. Every mistake
+raises `roadsim.errors.ScenarioError` with one line per problem, e.g.::
+
+    town.yaml:3: traffic.cout: unknown key (did you mean 'count'?)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from roadsim.errors import ScenarioError
+from roadsim.road.load import builtin_maps, load_map
+from roadsim.scenario.schema import OBJECT_TYPES, UNION_TAGS, Scenario
+from roadsim.scenario.validate import validate_against_map
+
+__all__ = [
+    "KeyPath",
+    "SourceMap",
+    "builtin_scenarios",
+    "describe_error",
+    "format_path",
+    "load_scenario",
+    "parse_scenario",
+    "validate_data",
+]
+
+KeyPath = tuple[str | int, ...]
+
+#: At most this many problems are listed in one error.
+MAX_PROBLEMS = 5
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Where each key path of a scenario was written, for error messages.
+
+    Attributes:
+        name: The file as shown in messages.
+        lines: 1-based line of each key (or list item) by key path.
+    """
+
+    name: str
+    lines: Mapping[KeyPath, int] = field(default_factory=dict)
+
+    def line(self, path: KeyPath) -> int | None:
+        """The line of ``path``, or of its nearest ancestor that was written."""
+        for k in range(len(path), -1, -1):
+            if path[:k] in self.lines:
+                return self.lines[path[:k]]
+        return None
+
+    def describe(self, path: KeyPath, message: str) -> str:
+        """``name:line: key.path: message``."""
+        line = self.line(path)
+        where = self.name if line is None else f"{self.name}:{line}"
+        return f"{where}: {format_path(path)}: {message}" if path else f"{where}: {message}"
+
+    def error(self, problems: Sequence[tuple[KeyPath, str]]) -> ScenarioError:
+        """One error listing the problems in file order."""
+        ordered = sorted(problems, key=lambda p: self.line(p[0]) or 0)
+        text = [self.describe(path, message) for path, message in ordered[:MAX_PROBLEMS]]
+        if len(ordered) > MAX_PROBLEMS:
+            text.append(f"... and {len(ordered) - MAX_PROBLEMS} more problems")
+        return ScenarioError("\n".join(text))
+
+
+def format_path(path: KeyPath) -> str:
+    """``("objects", 0, "size")`` -> ``"objects[0].size"``."""
+    out = ""
+    for item in path:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out
+
+
+# -- files and built-ins --------------------------------------------------------------------------
+
+
+def _builtin_folder() -> Path:
+    return Path(str(resources.files("roadsim.scenario") / "scenarios"))
+
+
+def builtin_scenarios() -> list[str]:
+    """Names of the scenarios shipped with roadsim (``load_scenario(name)`` loads them)."""
+    return sorted(p.stem for p in _builtin_folder().glob("*.yaml"))
+
+
+def load_scenario(source: str | Path, *, check_map: bool = True) -> Scenario:
+    """Loads and validates a scenario file.
+
+    Args:
+        source: A path to a YAML file, or the name of a built-in scenario (see
+            `builtin_scenarios`), e.g. ``"highway"``.
+        check_map: Also load the map and check the scenario against it (spawns on lanes
+            that exist, no overlaps; see `roadsim.scenario.validate`).
+
+    Raises:
+        ScenarioError: If the file cannot be read or does not validate; the message names
+            the file, line and key path of each problem.
+        MapError: If the scenario's map is not valid OpenDRIVE.
+    """
+    path = Path(source)
+    name = str(source)
+    if path.suffix == "" and not path.exists() and str(source) in builtin_scenarios():
+        path = _builtin_folder() / f"{source}.yaml"
+        name = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        known = ", ".join(builtin_scenarios())
+        raise ScenarioError(
+            f"{name}: no such file, and no built-in scenario of that name (built-in: {known})"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{name}: cannot read the file: {exc}") from None
+    return parse_scenario(text, path, name=name, check_map=check_map)
+
+
+def parse_scenario(
+    text: str,
+    path: str | Path | None = None,
+    *,
+    name: str | None = None,
+    check_map: bool = True,
+) -> Scenario:
+    """Validates a scenario given as YAML text.
+
+    Args:
+        text: The YAML document.
+        path: The file it came from: a relative map path is relative to its folder (to the
+            working directory without one).
+        name: The file as messages show it (default: ``path``, or ``<string>``).
+        check_map: As in `load_scenario`.
+
+    Returns:
+        The scenario, its ``map`` a built-in map name or an absolute path.
+
+    Raises:
+        ScenarioError, MapError: As in `load_scenario`.
+    """
+    shown = name or (str(path) if path is not None else "<string>")
+    data, lines = _read_yaml(text, shown)
+    source = SourceMap(shown, lines)
+    scenario = validate_data(data, source)
+    base = Path(path).parent if path is not None else Path.cwd()
+    map_source = _resolve_map(scenario.map, base.absolute(), source, must_exist=check_map)
+    scenario = scenario.model_copy(update={"map": map_source})
+    if check_map:
+        validate_against_map(scenario, load_map(map_source), source=source)
+    return scenario
+
+
+def validate_data(data: Any, source: SourceMap | str) -> Scenario:
+    """Validates parsed YAML data (plain dicts and lists) into a `Scenario`.
+
+    Raises:
+        ScenarioError: Naming the line and key path of every problem (at most `MAX_PROBLEMS`).
+    """
+    source = source if isinstance(source, SourceMap) else SourceMap(source)
+    if data is None:
+        raise source.error([((), "the scenario is empty; expected a mapping with at least 'map'")])
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise source.error([describe_error(e) for e in exc.errors()]) from None
+
+
+def _resolve_map(value: str, base: Path, source: SourceMap, *, must_exist: bool) -> str:
+    """A built-in map name as it is, a path made absolute relative to ``base``."""
+    given = Path(value).expanduser()
+    path = (given if given.is_absolute() else base / given).resolve()
+    if given.suffix == "" and not path.exists() and value in builtin_maps():
+        return value
+    if must_exist and not path.is_file():
+        known = ", ".join(builtin_maps())
+        message = f"no map file {str(path)!r} and no built-in map {value!r} (built-in: {known})"
+        raise source.error([(("map",), message)])
+    return str(path)
+
+
+# -- YAML with line numbers -----------------------------------------------------------------------
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, also reading ``1e-3`` as a float (as YAML 1.2 does)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def _read_yaml(text: str, name: str) -> tuple[Any, dict[KeyPath, int]]:
+    """The document's data and the line of each key path in it."""
+    loader = _Loader(text)
+    lines: dict[KeyPath, int] = {}
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, lines
+        # Indexed before construction, which flattens merge keys (<<) into the mapping.
+        lines[()] = node.start_mark.line + 1
+        _index(node, (), lines, SourceMap(name, lines))
+        return loader.construct_document(node), lines
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{name}:{mark.line + 1}" if mark is not None else name
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise ScenarioError(f"{where}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{name}: invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def _index(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], source: SourceMap) -> None:
+    """Records the line of every key and list item under ``node``; rejects duplicate keys."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key is None or key == "<<":
+                continue
+            child = (*path, key)
+            if child in lines:
+                lines[child] = key_node.start_mark.line + 1
+                raise source.error([(child, "duplicate key")])
+            lines[child] = key_node.start_mark.line + 1
+            _index(value_node, child, lines, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[(*path, i)] = item.start_mark.line + 1
+            _index(item, (*path, i), lines, source)
+
+
+# -- pydantic errors to key paths and messages ----------------------------------------------------
+
+_EXPECTED = {
+    "int_type": "expected an integer",
+    "float_type": "expected a number",
+    "string_type": "expected a string",
+    "bool_type": "expected true or false",
+    "finite_number": "expected a finite number",
+    "tuple_type": "expected a list",
+    "list_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "string_too_short": "expected a non-empty string",
+    "greater_than": "expected a value > {gt}",
+    "greater_than_equal": "expected a value >= {ge}",
+    "less_than": "expected a value < {lt}",
+    "less_than_equal": "expected a value <= {le}",
+    "literal_error": "expected {expected}",
+    "too_short": "expected at least {min_length} items",
+    "too_long": "expected at most {max_length} items",
+}
+
+
+def describe_error(error: ErrorDetails) -> tuple[KeyPath, str]:
+    """The key path and message of one pydantic error."""
+    path: KeyPath = tuple(p for p in error["loc"] if p not in UNION_TAGS and p != "[key]")
+    kind, ctx, value = error["type"], error.get("ctx", {}), error.get("input")
+    if kind == "unknown_key":
+        return (*path, ctx["key"]), error["msg"]
+    if kind == "missing" and path and isinstance(path[-1], str):
+        return path[:-1], f"missing required key {path[-1]!r}"
+    if kind == "object_type":
+        expected = "|".join(OBJECT_TYPES)
+        if isinstance(value, dict) and "type" in value:
+            return (*path, "type"), f"unknown type {value['type']!r}, expected {expected}"
+        if isinstance(value, dict):
+            return path, f"missing required key 'type' ({expected})"
+        return path, f"expected a mapping with a type ({expected}), got {_show(value)}"
+    if kind == "value_error":
+        return path, str(ctx.get("error", error["msg"]))
+    if kind in _EXPECTED:
+        message = _EXPECTED[kind].format(
+            **{k: _show(v) if isinstance(v, float) else v for k, v in ctx.items()}
+        )
+        if kind in ("too_short", "too_long"):
+            return path, f"{message}, got {ctx.get('actual_length')}"
+        return path, f"{message}, got {_show(value)}"
+    return path, error["msg"].replace("Input should be", "expected", 1)
+
+
+def _show(value: object) -> str:
+    """A value as YAML would write it, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return repr(value)

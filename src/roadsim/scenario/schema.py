@@ -1,0 +1,484 @@
+"""The scenario format: frozen, strict pydantic models of a scenario file.
+
+A scenario names a map and describes what happens on it: the ego vehicle, the traffic, static
+objects, and (filled in by later issues) sensors and capture. Every model forbids unknown keys
+and does not coerce: ``"0.05"`` is not a number and ``1.0`` is not an integer. Road ids are
+strings, as in OpenDRIVE; YAML integers are accepted for them and converted.
+
+Positions (``ego.spawn``, ``objects[].position``) take one of two forms:
+
+- ``{road, lane, s, t}``: a lane of a road at s (m along the reference line); t (m, default 0)
+  offsets the point from the lane's centre line toward the road's left (OpenDRIVE t). The
+  heading is the lane's driving direction.
+- ``{x, y, heading}`` (or ``heading_deg``): a point in the world frame; without a heading the
+  point takes the driving direction of the lane it lies on.
+
+A position is the centre of the actor's footprint, on the road surface.
+
+Unions (positions, spawn areas, objects) pick their variant with a discriminator, so errors
+name the variant the input meant; the tags of those unions, listed in `UNION_TAGS`, appear in
+pydantic error locations and are dropped when locations are turned into key paths.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from roadsim.road.lanes import LANE_TYPES
+
+__all__ = [
+    "OBJECT_SIZES",
+    "OBJECT_TYPES",
+    "UNION_TAGS",
+    "VEHICLE_MODELS",
+    "VEHICLE_MODEL_NAMES",
+    "Barrier",
+    "Box",
+    "CircleArea",
+    "Cone",
+    "Ego",
+    "Object",
+    "Position",
+    "RoadPosition",
+    "RoadsArea",
+    "Scenario",
+    "SensorSpec",
+    "SpawnArea",
+    "SpeedDistribution",
+    "Traffic",
+    "VehicleModel",
+    "WorldPosition",
+    "scenario_json_schema",
+]
+
+# -- vehicle models ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VehicleModel:
+    """Size and limits of one vehicle model, read by the vehicle dynamics.
+
+    Attributes:
+        length, width, height: Bounding box (m).
+        wheelbase: Distance between the axles (m), for the bicycle model.
+        max_accel: Largest forward acceleration (m/s^2).
+        max_decel: Largest braking deceleration, positive (m/s^2).
+        max_steer: Largest front-wheel steering angle (rad).
+        max_steer_rate: Largest rate of change of the steering angle (rad/s).
+    """
+
+    length: float
+    width: float
+    height: float
+    wheelbase: float
+    max_accel: float
+    max_decel: float
+    max_steer: float
+    max_steer_rate: float
+
+
+VehicleModelName = Literal["car", "truck", "bus"]
+
+#: The vehicle models; a model's index here is its integer code in arrays.
+VEHICLE_MODEL_NAMES: tuple[VehicleModelName, ...] = ("car", "truck", "bus")
+
+#: Sizes and limits per vehicle model (a mid-size car, a 12 m rigid truck, a 12 m city bus).
+VEHICLE_MODELS: Mapping[str, VehicleModel] = MappingProxyType(
+    {
+        "car": VehicleModel(4.6, 1.9, 1.5, 2.8, 3.5, 9.0, 0.6, 0.8),
+        "truck": VehicleModel(12.0, 2.5, 3.8, 6.5, 1.5, 6.0, 0.7, 0.5),
+        "bus": VehicleModel(12.0, 2.55, 3.2, 6.0, 1.5, 6.0, 0.7, 0.5),
+    }
+)
+
+# -- building blocks --------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    """Base of every scenario model: frozen, no unknown keys, no coercion, finite floats."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        """Rejects the first unknown key, with the closest known key as a suggestion.
+
+        ``extra="forbid"`` alone would reject it too, but without knowing the valid keys.
+        """
+        if isinstance(data, dict) and cls.model_config.get("extra") == "forbid":
+            known = list(cls.model_fields)
+            for key in data:
+                if key not in cls.model_fields:
+                    close = difflib.get_close_matches(str(key), known, n=1)
+                    hint = f"did you mean {close[0]!r}?" if close else f"expected {_or(known)}"
+                    raise PydanticCustomError(
+                        "unknown_key", "unknown key ({hint})", {"key": str(key), "hint": hint}
+                    )
+        return data
+
+
+def _or(words: list[str]) -> str:
+    """``"a, b or c"``."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def _road_id(value: object) -> object:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise PydanticCustomError(
+            "id_type",
+            "expected an id (a string or an integer), got {value}",
+            {"value": repr(value)},
+        )
+    return value
+
+
+#: An OpenDRIVE road id; YAML integers are converted to strings.
+RoadId = Annotated[
+    str, BeforeValidator(_road_id, json_schema_input_type=str | int), Field(min_length=1)
+]
+#: A lenient container for YAML lists: a list becomes a tuple, its items stay strict.
+Size = Annotated[
+    tuple[Annotated[float, Field(gt=0)], ...],
+    Field(strict=False, min_length=3, max_length=3, description="[length, width, height] (m)"),
+]
+
+# -- positions ----------------------------------------------------------------------------------
+
+
+class RoadPosition(_Strict):
+    """A point on a lane: road, lane id, s along the road, t from the lane's centre line."""
+
+    road: RoadId = Field(description="OpenDRIVE road id")
+    lane: int = Field(description="OpenDRIVE lane id (negative: right of the reference line)")
+    s: float = Field(ge=0, description="Position along the road's reference line (m)")
+    t: float = Field(
+        default=0.0, description="Offset from the lane centre toward the road's left (m)"
+    )
+
+
+class WorldPosition(_Strict):
+    """A point in the world frame, with an optional heading (default: the lane's direction)."""
+
+    x: float = Field(description="East (m)")
+    y: float = Field(description="North (m)")
+    heading: float | None = Field(default=None, description="Counter-clockwise from east (rad)")
+    heading_deg: float | None = Field(
+        default=None, description="Counter-clockwise from east (degrees)"
+    )
+
+    @model_validator(mode="after")
+    def _one_heading(self) -> Self:
+        if self.heading is not None and self.heading_deg is not None:
+            raise ValueError("give 'heading' (rad) or 'heading_deg', not both")
+        return self
+
+    @property
+    def heading_rad(self) -> float | None:
+        """The heading in radians, or ``None`` for the lane's driving direction."""
+        if self.heading_deg is not None:
+            return math.radians(self.heading_deg)
+        return self.heading
+
+
+def _position_form(value: Any) -> str | None:
+    if isinstance(value, dict):
+        if value.keys() & {"road", "lane", "s", "t"}:
+            return "position:road"
+        if value.keys() & {"x", "y", "heading", "heading_deg"}:
+            return "position:xy"
+        return None
+    if isinstance(value, RoadPosition):
+        return "position:road"
+    return "position:xy" if isinstance(value, WorldPosition) else None
+
+
+#: Where an actor is placed: on a lane, or at world coordinates.
+Position = Annotated[
+    Annotated[RoadPosition, Tag("position:road")] | Annotated[WorldPosition, Tag("position:xy")],
+    Discriminator(
+        _position_form,
+        custom_error_type="position_form",
+        custom_error_message="expected either {road, lane, s, t} or {x, y, heading}",
+    ),
+]
+
+# -- ego ------------------------------------------------------------------------------------------
+
+
+class Ego(_Strict):
+    """The ego vehicle.
+
+    With ``control: external`` a client drives it; while nobody does, and always with
+    ``control: autopilot``, the traffic autopilot drives it.
+    """
+
+    spawn: Position
+    speed: float = Field(default=0.0, ge=0, description="Initial speed (m/s)")
+    model: VehicleModelName = "car"
+    control: Literal["external", "autopilot"] = "autopilot"
+    route: Annotated[tuple[RoadId, ...], Field(strict=False)] = Field(
+        default=(), description="Road ids to prefer at forks, in order"
+    )
+    desired_speed: float | None = Field(
+        default=None, gt=0, description="Autopilot cruise speed (m/s); default: the speed limit"
+    )
+
+
+# -- traffic --------------------------------------------------------------------------------------
+
+
+class SpeedDistribution(_Strict):
+    """Desired speeds of traffic vehicles as fractions of the speed limit.
+
+    Each vehicle draws its fraction once, from a normal distribution with this mean and
+    standard deviation clipped to [min, max], and then wants to drive at that fraction of the
+    speed limit wherever it is (1.1 at a 100 km/h limit: 110 km/h).
+    """
+
+    mean: float = Field(default=1.0, gt=0)
+    std: float = Field(default=0.1, ge=0)
+    min: float = Field(default=0.7, gt=0)
+    max: float = Field(default=1.3, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if not self.min <= self.mean <= self.max:
+            raise ValueError(
+                f"expected min <= mean <= max, got min={self.min:g}, mean={self.mean:g}, "
+                f"max={self.max:g}"
+            )
+        return self
+
+
+class RoadsArea(_Strict):
+    """Spawn traffic on these roads only."""
+
+    roads: Annotated[tuple[RoadId, ...], Field(strict=False, min_length=1)]
+
+
+class CircleArea(_Strict):
+    """Spawn traffic within ``radius`` of ``center`` only."""
+
+    center: Annotated[tuple[float, ...], Field(strict=False, min_length=2, max_length=2)] = Field(
+        description="[x, y] (m)"
+    )
+    radius: float = Field(gt=0, description="m")
+
+
+def _area_form(value: Any) -> str | None:
+    if isinstance(value, dict):
+        if "roads" in value:
+            return "area:roads"
+        return "area:circle" if value.keys() & {"center", "radius"} else None
+    if isinstance(value, RoadsArea):
+        return "area:roads"
+    return "area:circle" if isinstance(value, CircleArea) else None
+
+
+SpawnArea = Annotated[
+    Annotated[RoadsArea, Tag("area:roads")] | Annotated[CircleArea, Tag("area:circle")],
+    Discriminator(
+        _area_form,
+        custom_error_type="area_form",
+        custom_error_message="expected either {roads} or {center, radius}",
+    ),
+]
+
+_DEFAULT_MIX: dict[VehicleModelName, float] = {"car": 0.85, "truck": 0.1, "bus": 0.05}
+
+
+class Traffic(_Strict):
+    """Traffic vehicles: how many, how fast, which models, where.
+
+    Give exactly one of ``count`` (vehicles) and ``density`` (vehicles per km of lane, over
+    the lanes of ``lane_types`` in the spawn area).
+    """
+
+    count: int | None = Field(default=None, ge=0, description="Number of traffic vehicles")
+    density: float | None = Field(default=None, gt=0, description="Vehicles per km of lane")
+    speed: SpeedDistribution = SpeedDistribution()
+    mix: Mapping[VehicleModelName, Annotated[float, Field(gt=0)]] = Field(
+        default_factory=lambda: dict(_DEFAULT_MIX),
+        description="Relative weights of the vehicle models (normalised to sum to 1)",
+    )
+    spawn_area: SpawnArea | None = None
+    lane_types: Annotated[tuple[str, ...], Field(strict=False, min_length=1)] = ("driving",)
+    min_gap: float = Field(
+        default=10.0, ge=0, description="Least bumper-to-bumper gap at spawn (m)"
+    )
+    politeness: float = Field(default=0.3, ge=0, le=1, description="MOBIL politeness factor")
+    keep_right: bool = Field(default=True, description="Return to the outer lane when possible")
+
+    @model_validator(mode="after")
+    def _count_or_density(self) -> Self:
+        if (self.count is None) == (self.density is None):
+            raise ValueError("give exactly one of 'count' and 'density'")
+        return self
+
+    @field_validator("mix")
+    @classmethod
+    def _normalise(cls, mix: Mapping[VehicleModelName, float]) -> dict[VehicleModelName, float]:
+        if not mix:
+            raise ValueError("expected at least one of car, truck, bus with a weight > 0")
+        total = math.fsum(mix.values())
+        if abs(total - 1.0) < 1e-12:  # already normal: keep it bit for bit (round trips)
+            return dict(mix)
+        return {k: v / total for k, v in mix.items()}
+
+    @field_validator("lane_types")
+    @classmethod
+    def _known_lane_types(cls, lane_types: tuple[str, ...]) -> tuple[str, ...]:
+        for name in lane_types:
+            if name not in LANE_TYPES:
+                close = difflib.get_close_matches(name, LANE_TYPES, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"unknown lane type {name!r}{hint}")
+        return lane_types
+
+
+# -- objects ----------------------------------------------------------------------------------------
+
+#: Default [length, width, height] (m) per object type: a box, a 75 cm traffic cone, a
+#: concrete barrier segment.
+OBJECT_SIZES: Mapping[str, tuple[float, float, float]] = MappingProxyType(
+    {"box": (1.0, 1.0, 1.0), "cone": (0.4, 0.4, 0.75), "barrier": (3.0, 0.6, 0.8)}
+)
+
+
+class _Obstacle(_Strict):
+    """A static obstacle; each type has its default size."""
+
+    type: str
+    id: RoadId | None = Field(default=None, description="Unique name (default: assigned)")
+    position: Position
+
+
+class Box(_Obstacle):
+    type: Literal["box"]
+    size: Size = OBJECT_SIZES["box"]
+
+
+class Cone(_Obstacle):
+    type: Literal["cone"]
+    size: Size = OBJECT_SIZES["cone"]
+
+
+class Barrier(_Obstacle):
+    """A concrete barrier segment."""
+
+    type: Literal["barrier"]
+    size: Size = OBJECT_SIZES["barrier"]
+
+
+#: Object classes by ``type``; a new kind of object adds its class here.
+OBJECT_TYPES: Mapping[str, type[_Obstacle]] = MappingProxyType(
+    {"box": Box, "cone": Cone, "barrier": Barrier}
+)
+
+
+def _object_type(value: Any) -> str | None:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return f"object:{kind}" if kind in OBJECT_TYPES else None
+
+
+#: A scenario object, chosen by its ``type``.
+Object = Annotated[
+    Annotated[Box, Tag("object:box")]
+    | Annotated[Cone, Tag("object:cone")]
+    | Annotated[Barrier, Tag("object:barrier")],
+    Discriminator(
+        _object_type,
+        custom_error_type="object_type",
+        custom_error_message=f"unknown type, expected {'|'.join(OBJECT_TYPES)}",
+    ),
+]
+
+UNION_TAGS: frozenset[str] = frozenset(
+    {"position:road", "position:xy", "area:roads", "area:circle"}
+    | {f"object:{kind}" for kind in OBJECT_TYPES}
+)
+
+# -- sensors (filled in by later issues) ------------------------------------------------------------
+
+
+class SensorSpec(_Strict):
+    """A sensor; only ``type`` is checked for now, other keys are kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+
+
+# -- the scenario -------------------------------------------------------------------------------------
+
+
+class Scenario(_Strict):
+    """A scenario: a map, a seed, a time step and what drives on the map."""
+
+    model_config = ConfigDict(title="roadsim scenario")
+
+    name: str | None = None
+    map: str = Field(
+        min_length=1,
+        description="A built-in map name or a path to an .xodr file (relative to the scenario)",
+    )
+    seed: int = Field(default=0, ge=0, description="Seed of all random choices")
+    dt: float = Field(default=0.05, gt=0, le=1, description="Time step (s)")
+    duration: float = Field(default=60.0, gt=0, description="Simulated time of a run (s)")
+    ego: Ego | None = None
+    traffic: Traffic | None = None
+    objects: Annotated[tuple[Object, ...], Field(strict=False)] = ()
+    sensors: Annotated[tuple[SensorSpec, ...], Field(strict=False)] = ()
+    capture: Mapping[str, Any] | None = None
+
+    @field_validator("objects")
+    @classmethod
+    def _unique_object_ids(cls, objects: tuple[_Obstacle, ...]) -> tuple[_Obstacle, ...]:
+        first: dict[str, int] = {}
+        for i, obj in enumerate(objects):
+            if obj.id is None:
+                continue
+            if obj.id in first:
+                raise ValueError(f"objects[{i}] has the id {obj.id!r} of objects[{first[obj.id]}]")
+            first[obj.id] = i
+        return objects
+
+    def with_overrides(self, *, seed: int | None = None, duration: float | None = None) -> Scenario:
+        """A validated copy with another seed and/or duration (the CLI's ``--seed``).
+
+        Raises:
+            ScenarioError: For a value the schema rejects (a negative duration).
+        """
+        update = {k: v for k, v in (("seed", seed), ("duration", duration)) if v is not None}
+        if not update:
+            return self
+        # Imported here: load builds on this module.
+        from roadsim.scenario.load import validate_data
+
+        return validate_data({**self.model_dump(exclude_unset=True), **update}, "overrides")
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    """The JSON Schema of scenario files (draft 2020-12), for editors."""
+    schema = Scenario.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

@@ -1,0 +1,242 @@
+"""Checks of a scenario against its map, and where its explicit spawns lie on the map.
+
+`validate_against_map` checks what the schema cannot: that roads and lanes exist, that
+positions lie on lanes (the ego's on a drivable one), and that explicit spawns (ego and
+objects) do not overlap. `resolve_spawn` turns a position into a pose on the map.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from roadsim.road.lanes import DRIVABLE_TYPES
+from roadsim.scenario.schema import VEHICLE_MODELS, Position, RoadPosition, RoadsArea, Scenario
+
+if TYPE_CHECKING:
+    from roadsim.road.network import RoadNetwork
+    from roadsim.scenario.load import KeyPath, SourceMap
+
+__all__ = ["SpawnPose", "resolve_spawn", "validate_against_map"]
+
+#: How far two footprints must interpenetrate to count as overlapping (m).
+_OVERLAP_TOLERANCE = 1e-6
+
+
+class SpawnPose(NamedTuple):
+    """Where a position lies: world pose and road coordinates.
+
+    Attributes:
+        x, y, z: World position on the road surface (m).
+        heading: Counter-clockwise from east, in [-pi, pi) (rad).
+        uid: Lane uid (-1 off the road).
+        s, t: Road coordinates (m; NaN off the road).
+    """
+
+    x: float
+    y: float
+    z: float
+    heading: float
+    uid: int
+    s: float
+    t: float
+
+
+class _Footprint(NamedTuple):
+    """An oriented box: centre, heading, length, width, base height and height."""
+
+    x: float
+    y: float
+    heading: float
+    length: float
+    width: float
+    z: float
+    height: float
+
+
+def resolve_spawn(spec: Position, net: RoadNetwork) -> SpawnPose:
+    """The pose of a validated position.
+
+    A ``{road, lane, s, t}`` position takes the lane's driving direction as heading (the
+    reference line's at s, turned by pi for lanes driven against s). A ``{x, y}`` position
+    takes its own heading or, without one, that of the lane it lies on (0 off the road).
+    """
+    if isinstance(spec, RoadPosition):
+        s = np.array([spec.s])
+        road = net.road_index(spec.road).reshape(1)
+        uid = net.lane_uid(spec.road, spec.lane, spec.s).reshape(1)
+        t = net.uid_t_center(uid, s) + spec.t
+        x, y, z = net.to_world_index(road, s, t)
+        hdg = float(net.reference_pose(road, s)[3][0])
+        if net.driving_sign(uid)[0] < 0:
+            hdg += math.pi
+        return SpawnPose(
+            float(x[0]), float(y[0]), float(z[0]), _wrap(hdg), int(uid[0]), spec.s, float(t[0])
+        )
+    heading = spec.heading_rad
+    hint = None if heading is None else [heading]
+    where = net.localize([spec.x], [spec.y], heading=hint)
+    on = bool(where.on_lane[0])
+    if heading is None:
+        heading = float(where.heading[0]) if on else 0.0
+    height = float(where.surface_z[0]) if on else 0.0
+    return SpawnPose(
+        spec.x,
+        spec.y,
+        height,
+        _wrap(heading),
+        int(where.uid[0]),
+        float(where.s[0]),
+        float(where.t[0]),
+    )
+
+
+def validate_against_map(
+    scenario: Scenario, net: RoadNetwork, *, source: SourceMap | None = None
+) -> None:
+    """Checks the scenario's roads, lanes and explicit spawns against the map.
+
+    Raises:
+        ScenarioError: Listing every problem with its line and key path, e.g.
+            ``ego.spawn.lane: lane -4 does not exist on road 12 at s=30; lanes there: -1, -2``.
+    """
+    from roadsim.scenario.load import SourceMap  # load builds on this module
+
+    problems: list[tuple[KeyPath, str]] = []
+    placed: list[tuple[KeyPath, str, _Footprint]] = []
+    roads = set(net.road_ids)
+    if scenario.ego is not None:
+        ego = scenario.ego
+        path: KeyPath = ("ego", "spawn")
+        pose = _place(ego.spawn, net, path, problems, drivable=True)
+        if pose is not None:
+            size = VEHICLE_MODELS[ego.model]
+            box = _Footprint(
+                pose.x, pose.y, pose.heading, size.length, size.width, pose.z, size.height
+            )
+            placed.append((path, "the ego vehicle", box))
+        problems += _missing_roads(ego.route, ("ego", "route"), roads, net)
+    for i, obj in enumerate(scenario.objects):
+        path = ("objects", i, "position")
+        pose = _place(obj.position, net, path, problems, drivable=False)
+        if pose is not None:
+            length, width, height = obj.size
+            box = _Footprint(pose.x, pose.y, pose.heading, length, width, pose.z, height)
+            placed.append((path, f"objects[{i}]", box))
+    area = scenario.traffic.spawn_area if scenario.traffic is not None else None
+    if isinstance(area, RoadsArea):
+        problems += _missing_roads(area.roads, ("traffic", "spawn_area", "roads"), roads, net)
+    for k, (path, _, box) in enumerate(placed):
+        for _, other_name, other in placed[:k]:
+            if _overlap(box, other):
+                problems.append((path, f"overlaps {other_name}"))
+                break
+    if problems:
+        raise (source or SourceMap("<scenario>")).error(problems)
+
+
+def _place(
+    spec: Position,
+    net: RoadNetwork,
+    path: KeyPath,
+    problems: list[tuple[KeyPath, str]],
+    *,
+    drivable: bool,
+) -> SpawnPose | None:
+    """The pose of a position at ``path``, or ``None`` after adding what is wrong with it."""
+    problem = _position_problem(spec, net, drivable=drivable)
+    if problem is not None:
+        problems.append(((*path, *problem[0]), problem[1]))
+        return None
+    return resolve_spawn(spec, net)
+
+
+def _position_problem(
+    spec: Position, net: RoadNetwork, *, drivable: bool
+) -> tuple[KeyPath, str] | None:
+    """What is wrong with a position (key path below the position, message), if anything."""
+    if isinstance(spec, RoadPosition):
+        if spec.road not in net.road_ids:
+            return ("road",), f"road {spec.road} does not exist{_in(net)}"
+        road = int(net.road_index(spec.road))
+        length = float(net.road_length[road])
+        if spec.s > length:
+            return (
+                "s",
+            ), f"s={spec.s:g} is beyond the end of road {spec.road} (length {length:g} m)"
+        lanes = net.lanes
+        section = int(lanes.section_at(np.array([road]), np.array([spec.s]))[0])
+        first = int(lanes.sec_first_uid[section])
+        here = {
+            int(lanes.lane_id[u]): u for u in range(first, first + int(lanes.sec_count[section]))
+        }
+        if spec.lane not in here:
+            listed = ", ".join(str(lane) for lane in here if lane != 0)
+            return ("lane",), (
+                f"lane {spec.lane} does not exist on road {spec.road} at s={spec.s:g}; "
+                f"lanes there: {listed}"
+            )
+        uid = here[spec.lane]
+        half = 0.5 * float(net.uid_width(np.array([uid]), np.array([spec.s]))[0])
+        if abs(spec.t) > half + 1e-9:
+            return ("t",), (
+                f"t={spec.t:g} puts the point outside lane {spec.lane} "
+                f"(half its width there: {half:.2f} m)"
+            )
+        where = f"lane {spec.lane} of road {spec.road} at s={spec.s:g}"
+        lane_key: KeyPath = ("lane",)
+    else:
+        uid = resolve_spawn(spec, net).uid
+        if uid < 0:
+            return (), f"off the road: no lane at x={spec.x:g}, y={spec.y:g}"
+        road_id = net.road_ids[int(net.lanes.road[uid])]
+        where = f"x={spec.x:g}, y={spec.y:g} (lane {int(net.lanes.lane_id[uid])} of road {road_id})"
+        lane_key = ()
+    kind = net.lanes.type_name[uid]
+    if drivable and kind not in DRIVABLE_TYPES:
+        allowed = ", ".join(sorted(DRIVABLE_TYPES))
+        return lane_key, f"{where} is a {kind!r} lane; a vehicle needs a drivable lane ({allowed})"
+    return None
+
+
+def _missing_roads(
+    ids: tuple[str, ...], path: KeyPath, roads: set[str], net: RoadNetwork
+) -> list[tuple[KeyPath, str]]:
+    return [
+        ((*path, i), f"road {rid} does not exist{_in(net)}")
+        for i, rid in enumerate(ids)
+        if rid not in roads
+    ]
+
+
+def _in(net: RoadNetwork) -> str:
+    """`` in town.xodr (roads: 1, 2, ...)`` for messages."""
+    name = Path(net.path).name if net.path else "the map"
+    ids = list(net.road_ids)
+    shown = ", ".join(ids[:12]) + (f", ... ({len(ids)} roads)" if len(ids) > 12 else "")
+    return f" in {name} (roads: {shown})"
+
+
+def _overlap(a: _Footprint, b: _Footprint) -> bool:
+    """Whether two oriented boxes interpenetrate: separating axes in the plane, then height."""
+    if a.z + a.height <= b.z + _OVERLAP_TOLERANCE or b.z + b.height <= a.z + _OVERLAP_TOLERANCE:
+        return False
+    dx, dy = b.x - a.x, b.y - a.y
+    for axis_heading in (a.heading, a.heading + math.pi / 2, b.heading, b.heading + math.pi / 2):
+        ux, uy = math.cos(axis_heading), math.sin(axis_heading)
+        reach = sum(
+            0.5 * abs(box.length * (ux * math.cos(box.heading) + uy * math.sin(box.heading)))
+            + 0.5 * abs(box.width * (-ux * math.sin(box.heading) + uy * math.cos(box.heading)))
+            for box in (a, b)
+        )
+        if abs(dx * ux + dy * uy) >= reach - _OVERLAP_TOLERANCE:
+            return False
+    return True
+
+
+def _wrap(angle: float) -> float:
+    """An angle in [-pi, pi)."""
+    return (angle + math.pi) % (2 * math.pi) - math.pi

@@ -1,0 +1,286 @@
+"""Loading scenario files: built-ins, map paths, and the message of every kind of mistake."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from roadsim.errors import MapError, ScenarioError
+from roadsim.road.load import load_map, resolve_map
+from roadsim.scenario import (
+    Scenario,
+    builtin_scenarios,
+    load_scenario,
+    parse_scenario,
+    resolve_spawn,
+)
+from roadsim.scenario.schema import RoadPosition, WorldPosition
+
+# (YAML text, a fragment of the message: file, line, key path and what was expected).
+# Road 1 of the built-in highway is 300 m long with lanes 5..-5 (+-1 median, +-5
+# shoulder); road 4 is the on-ramp with lanes -1 (onRamp) and -2 (shoulder).
+BAD = [
+    (
+        "map: highway\ndurration: 5\n",
+        "t.yaml:2: durration: unknown key (did you mean 'duration'?)",
+    ),
+    (
+        "map: highway\ntraffic:\n  cout: 3\n",
+        "t.yaml:3: traffic.cout: unknown key (did you mean 'count'?)",
+    ),
+    (
+        "map: highway\nego:\n  speed: 3\n  spawn:\n    road: 1\n    lan: -2\n    s: 3\n",
+        "t.yaml:6: ego.spawn.lan: unknown key (did you mean 'lane'?)",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: box\n    position: {x: 1, y: 2}\n    colour: red\n",
+        "t.yaml:5: objects[0].colour: unknown key (expected type, id, position or size)",
+    ),
+    ("map: highway\nduration: '10'\n", "t.yaml:2: duration: expected a number, got '10'"),
+    ("map: highway\nseed: 1.5\n", "t.yaml:2: seed: expected an integer, got 1.5"),
+    ("map: highway\ndt: true\n", "t.yaml:2: dt: expected a number, got true"),
+    ("map: highway\ndt: -0.1\n", "t.yaml:2: dt: expected a value > 0, got -0.1"),
+    ("map: highway\ndt: 2\n", "t.yaml:2: dt: expected a value <= 1, got 2"),
+    ("map: highway\nduration: 0\n", "t.yaml:2: duration: expected a value > 0, got 0"),
+    (
+        "map: highway\nego:\n  spawn: {road: 1, lane: -2, s: 30}\n  speed: -3\n",
+        "t.yaml:4: ego.speed: expected a value >= 0, got -3",
+    ),
+    (
+        "map: highway\nego:\n  spawn: {road: 1, lane: -2, s: 30}\n  model: van\n",
+        "t.yaml:4: ego.model: expected 'car', 'truck' or 'bus', got 'van'",
+    ),
+    (
+        "map: highway\ntraffic:\n  count: 10\n  density: 20\n",
+        "t.yaml:2: traffic: give exactly one of 'count' and 'density'",
+    ),
+    (
+        "map: highway\ntraffic:\n  min_gap: 5\n",
+        "t.yaml:2: traffic: give exactly one of 'count' and 'density'",
+    ),
+    (
+        "map: highway\nego:\n  spawn: {lat: 1, lon: 2}\n",
+        "t.yaml:3: ego.spawn: expected either {road, lane, s, t} or {x, y, heading}",
+    ),
+    ("map: highway\nego:\n  speed: 3\n", "t.yaml:2: ego: missing required key 'spawn'"),
+    (
+        "map: highway\nego:\n  spawn: {x: 1, y: 2, heading: 1, heading_deg: 3}\n",
+        "t.yaml:3: ego.spawn: give 'heading' (rad) or 'heading_deg', not both",
+    ),
+    ("map: nowhere\n", "t.yaml:1: map: no map file"),
+    (
+        "map: highway\nego:\n  spawn: {road: 12, lane: -2, s: 30}\n",
+        "t.yaml:3: ego.spawn.road: road 12 does not exist in highway.xodr (roads: 1, 2, 3, 4, 5)",
+    ),
+    (
+        "map: highway\nego:\n  spawn:\n    road: 4\n    lane: -4\n    s: 30\n",
+        "t.yaml:5: ego.spawn.lane: lane -4 does not exist on road 4 at s=30; lanes there: -1, -2",
+    ),
+    (
+        "map: highway\nego:\n  spawn: {road: 1, lane: -2, s: 400}\n",
+        "t.yaml:3: ego.spawn.s: s=400 is beyond the end of road 1 (length 300 m)",
+    ),
+    (
+        "map: highway\nego:\n  spawn: {road: 1, lane: -2, s: 30, t: 2.5}\n",
+        "t.yaml:3: ego.spawn.t: t=2.5 puts the point outside lane -2",
+    ),
+    (
+        "map: highway\nego:\n  spawn: {road: 1, lane: -2, s: 30}\n"
+        "objects:\n  - {type: box, position: {road: 1, lane: -2, s: 32}}\n",
+        "t.yaml:5: objects[0].position: overlaps the ego vehicle",
+    ),
+    (
+        "map: highway\nobjects:\n  - {type: barrier, position: {road: 1, lane: -3, s: 50}}\n"
+        "  - {type: cone, position: {x: 51, y: -7.6}}\n",
+        "t.yaml:4: objects[1].position: overlaps objects[0]",
+    ),
+    (
+        "map: highway\nego:\n  spawn: {x: 5000, y: 3, heading: 0}\n",
+        "t.yaml:3: ego.spawn: off the road: no lane at x=5000, y=3",
+    ),
+    (
+        "map: highway\nego:\n  spawn: {road: 1, lane: -5, s: 30}\n",
+        "t.yaml:3: ego.spawn.lane: lane -5 of road 1 at s=30 is a 'shoulder' lane; "
+        "a vehicle needs a drivable lane",
+    ),
+    (
+        "map: highway\nego:\n  spawn: {x: 30, y: -1}\n",
+        "t.yaml:3: ego.spawn: x=30, y=-1 (lane -1 of road 1) is a 'median' lane",
+    ),
+    (
+        "map: highway\ntraffic:\n  count: 5\n  mix: {car: 1, truck: 0}\n",
+        "t.yaml:4: traffic.mix.truck: expected a value > 0, got 0",
+    ),
+    (
+        "map: highway\ntraffic:\n  count: 5\n  mix: {car: 1, van: 2}\n",
+        "t.yaml:4: traffic.mix.van: expected 'car', 'truck' or 'bus', got 'van'",
+    ),
+    (
+        "map: highway\ntraffic:\n  count: 5\n  mix: {}\n",
+        "t.yaml:4: traffic.mix: expected at least one of car, truck, bus",
+    ),
+    (
+        "map: highway\ntraffic:\n  count: 5\n  speed: {min: 0.9, mean: 0.8}\n",
+        "t.yaml:4: traffic.speed: expected min <= mean <= max, got min=0.9, mean=0.8, max=1.3",
+    ),
+    (
+        "map: highway\ntraffic:\n  count: 5\n  lane_types: [drivng]\n",
+        "t.yaml:4: traffic.lane_types: unknown lane type 'drivng' (did you mean 'driving'?)",
+    ),
+    (
+        "map: highway\ntraffic:\n  count: 5\n  spawn_area:\n    roads: [1, 77]\n",
+        "t.yaml:5: traffic.spawn_area.roads[1]: road 77 does not exist in highway.xodr",
+    ),
+    (
+        "map: highway\nego:\n  spawn: {road: 1, lane: -2, s: 3}\n  route: [1, 2.5]\n",
+        "t.yaml:4: ego.route[1]: expected an id (a string or an integer), got 2.5",
+    ),
+    ("map: highway\nego:\n  spawn: {road: 1\n  speed: 3\n", "t.yaml:4: invalid YAML"),
+    ("map: highway\nmap: town\n", "t.yaml:2: map: duplicate key"),
+    ("", "t.yaml: the scenario is empty"),
+    ("- map: highway\n", "t.yaml:1: expected a mapping, got a list"),
+    (
+        "map: highway\nobjects:\n  - type: path\n    position: {x: 1, y: 2}\n",
+        "t.yaml:3: objects[0].type: unknown type 'path', expected box|cone|barrier",
+    ),
+    (
+        "map: highway\nobjects:\n  - position: {x: 1, y: 2}\n",
+        "t.yaml:3: objects[0]: missing required key 'type' (box|cone|barrier)",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: cone\n    position: {x: 1, y: 2}\n    size: [1, 2]\n",
+        "t.yaml:5: objects[0].size: expected at least 3 items, got 2",
+    ),
+    (
+        "map: highway\nobjects:\n  - {type: cone, id: a, position: {x: 50, y: -7.6}}\n"
+        "  - {type: cone, id: a, position: {x: 60, y: -7.6}}\n",
+        "t.yaml:2: objects: objects[1] has the id 'a' of objects[0]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BAD)
+def test_bad_scenario_message(text: str, expected: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, name="t.yaml")
+    assert expected in str(info.value)
+
+
+def test_every_problem_is_listed_in_file_order() -> None:
+    text = "map: highway\ndt: -1\nseed: x\nduration: 0\n"
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, name="t.yaml")
+    lines = str(info.value).splitlines()
+    assert [line.split(":")[1] for line in lines] == ["2", "3", "4"]
+
+
+@pytest.mark.parametrize("name", ["highway", "town"])
+def test_builtin_scenarios_load(name: str) -> None:
+    assert name in builtin_scenarios()
+    scenario = load_scenario(name)
+    assert scenario.map == name
+    assert scenario.ego is not None
+    assert scenario.traffic is not None
+
+
+def test_builtin_name_in_messages(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="no-such: no such file, and no built-in scenario"):
+        load_scenario("no-such")
+    with pytest.raises(ScenarioError, match="no built-in scenario"):
+        load_scenario(tmp_path / "missing.yaml")
+
+
+def test_relative_map_path_is_relative_to_the_scenario(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "maps").mkdir()
+    (tmp_path / "scenarios").mkdir()
+    shutil.copy(resolve_map("ring"), tmp_path / "maps" / "loop.xodr")
+    scenario_file = tmp_path / "scenarios" / "s.yaml"
+    scenario_file.write_text(
+        "map: ../maps/loop.xodr\nego:\n  spawn: {road: 1, lane: -1, s: 10}\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path / "maps")  # elsewhere: the working directory must not matter
+    scenario = load_scenario(scenario_file)
+    assert Path(scenario.map) == (tmp_path / "maps" / "loop.xodr").resolve()
+    assert load_map(scenario.map).road_ids == ("1", "2")
+
+
+def test_bad_map_file_raises_map_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.xodr").write_text("<OpenDRIVE><road", encoding="utf-8")
+    (tmp_path / "s.yaml").write_text("map: bad.xodr\n", encoding="utf-8")
+    with pytest.raises(MapError):
+        load_scenario(tmp_path / "s.yaml")
+
+
+def test_check_map_false_skips_the_map() -> None:
+    text = "map: nowhere.xodr\nego:\n  spawn: {road: 99, lane: -9, s: 1}\n"
+    scenario = parse_scenario(text, Path("/data/s.yaml"), check_map=False)
+    assert scenario.map == str(Path("/data/nowhere.xodr"))
+
+
+def test_yaml_1_2_floats_and_int_road_ids() -> None:
+    scenario = parse_scenario(
+        "map: highway\ndt: 1e-2\nego:\n  spawn: {road: 1, lane: -2, s: 5e1}\n"
+    )
+    assert scenario.dt == 0.01
+    assert scenario.ego is not None
+    assert scenario.ego.spawn == RoadPosition(road="1", lane=-2, s=50.0)
+
+
+def test_resolve_spawn_on_lanes_of_both_directions() -> None:
+    net = load_map("highway")
+    east = resolve_spawn(RoadPosition(road="1", lane=-3, s=60.0), net)
+    west = resolve_spawn(RoadPosition(road="1", lane=3, s=60.0, t=0.5), net)
+    assert east.heading == pytest.approx(0.0)
+    assert abs(west.heading) == pytest.approx(math.pi)
+    assert east.s == 60.0
+    assert net.lanes.lane_id[east.uid] == -3
+    assert west.t == pytest.approx(7.625 + 0.5)  # median 2 m + 1.5 lanes of 3.75 m, + t
+    # A point at world coordinates, without heading, takes its lane's heading.
+    here = resolve_spawn(WorldPosition(x=east.x, y=east.y), net)
+    assert here.uid == east.uid
+    assert here.heading == pytest.approx(east.heading)
+    assert here.s == pytest.approx(60.0)
+    turned = resolve_spawn(WorldPosition(x=east.x, y=east.y, heading_deg=90), net)
+    assert turned.heading == pytest.approx(math.pi / 2)
+
+
+def test_town_ego_starts_toward_the_crossroads() -> None:
+    scenario = load_scenario("town")
+    assert scenario.ego is not None
+    pose = resolve_spawn(scenario.ego.spawn, load_map(scenario.map))
+    assert pose.heading == pytest.approx(-math.pi / 2)  # south, toward the origin
+    assert pose.y > 0
+
+
+def test_parse_is_the_same_as_validating_the_data() -> None:
+    text = textwrap.dedent(
+        """\
+        map: town
+        ego:
+          spawn: {x: -1.75, y: 100}
+        """
+    )
+    scenario = parse_scenario(text)
+    assert isinstance(scenario, Scenario)
+    assert scenario.ego is not None
+    assert scenario.ego.spawn == WorldPosition(x=-1.75, y=100.0)
+
+
+def test_yaml_anchors_and_merge_keys() -> None:
+    text = textwrap.dedent(
+        """\
+        map: highway
+        objects:
+          - &cone {type: cone, size: [0.5, 0.5, 1], position: {road: 1, lane: -2, s: 100}}
+          - {<<: *cone, position: {road: 1, lane: -2, s: 110}}
+        """
+    )
+    scenario = parse_scenario(text)
+    assert [o.size for o in scenario.objects] == [(0.5, 0.5, 1.0)] * 2
+    assert scenario.objects[1].position == RoadPosition(road="1", lane=-2, s=110.0)
