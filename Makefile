@@ -18,7 +18,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim map info highway
+	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim run
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -1,6 +1,6 @@
 """The ``roadsim`` command.
 
-Each command group (``map`` today; ``run`` and ``scenario`` later) is one function in
+Each command group (``run``, ``map``, ``scenario``) is one function in
 `COMMAND_GROUPS` that adds its subparser and sets a ``handler(args) -> int`` default. A
 `roadsim.errors.RoadsimError` (a user's mistake: a malformed map, a missing file) is printed
 as ``roadsim: error: <message>`` on stderr with exit code 2 and no traceback; argparse usage
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from roadsim import __version__
+from roadsim.cli_run import register_run, register_scenario
 from roadsim.errors import RoadsimError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -153,7 +154,11 @@ def _map_list(args: argparse.Namespace) -> int:
 
 
 #: Command groups, in the order ``roadsim --help`` lists them.
-COMMAND_GROUPS: tuple[Callable[[SubParsers], None], ...] = (register_map,)
+COMMAND_GROUPS: tuple[Callable[[SubParsers], None], ...] = (
+    register_run,
+    register_map,
+    register_scenario,
+)
 
 
 # -- helpers ----------------------------------------------------------------------------------------

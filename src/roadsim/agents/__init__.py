@@ -1,0 +1,1 @@
+"""Controllers and dynamics: what moves the actors (traffic, the ego, vehicle physics)."""

@@ -1,0 +1,362 @@
+"""Building frame 0 of a simulation from its scenario: ego, traffic and static objects.
+
+Traffic is spawned at random places on the allowed lanes (outside junctions), with lane
+records chosen in proportion to their length, spaced at least ``min_gap`` apart bumper to
+bumper, clear of the ego and the objects. All randomness comes from the simulation's
+`numpy.random.SeedSequence`, one child per use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim.agents.dynamics import VehicleLimits
+from roadsim.agents.idm import IdmParams
+from roadsim.road.network import RoadNetwork
+from roadsim.scenario import Scenario
+from roadsim.scenario.schema import OBJECT_SIZES, VEHICLE_MODELS, CircleArea, RoadsArea
+from roadsim.scenario.validate import resolve_spawn
+from roadsim.world.collisions import find_overlaps
+from roadsim.world.routing import LaneInfo
+from roadsim.world.state import AUTOPILOT, EXTERNAL, NO_CONTROL, STATIC_OBJECT, VEHICLE, WorldState
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Model indices in `WorldState.model`: the vehicle models, then the object types.
+MODEL_NAMES: tuple[str, ...] = (*VEHICLE_MODELS, *OBJECT_SIZES, "map_object")
+_MODEL_INDEX = {name: i for i, name in enumerate(MODEL_NAMES)}
+
+# Map objects that stand in the way (OpenDRIVE 1.8, 13.3 object types); flat ones such as
+# crosswalks, road marks or parking spaces do not.
+_OBSTACLE_TYPES = frozenset(
+    {
+        "obstacle",
+        "pole",
+        "tree",
+        "vegetation",
+        "barrier",
+        "building",
+        "car",
+        "van",
+        "bus",
+        "trailer",
+        "bike",
+        "motorbike",
+        "tram",
+        "train",
+        "pedestrian",
+        "streetLamp",
+        "wind",
+        "gantry",
+        "soundBarrier",
+        "trafficIsland",
+    }
+)
+
+_IDM_BY_MODEL = {  # a_max, b, T, s0
+    "car": (1.5, 2.0, 1.4, 2.0),
+    "truck": (0.8, 1.5, 1.8, 3.0),
+    "bus": (1.0, 1.5, 1.6, 3.0),
+}
+
+
+@dataclass
+class Built:
+    state: WorldState
+    ego_slot: int | None
+    limits: VehicleLimits
+    idm: IdmParams
+    speed_factor: FloatArray
+    salt: npt.NDArray[np.uint64]
+    politeness: float
+    keep_right: bool
+
+
+class WorldBuilder:
+    """Places everything a scenario asks for; see the module docstring."""
+
+    def __init__(self, net: RoadNetwork, info: LaneInfo, scenario: Scenario) -> None:
+        self.net = net
+        self.info = info
+        self.scenario = scenario
+        seq = np.random.SeedSequence(scenario.seed)
+        self._spawn_seq, self._behaviour_seq, self._route_seq = seq.spawn(3)
+
+    def build(self) -> Built:
+        sc = self.scenario
+        rows: list[dict[str, float]] = []
+        ego_slot = None
+        if sc.ego is not None:
+            ego_slot = 0
+            rows.append(self._ego_row())
+        rows.extend(self._object_rows())
+        rows.extend(self._traffic_rows(rows))
+        n = len(rows)
+        state = WorldState.empty(max(n, 1))
+        for name in ("x", "y", "z", "heading", "speed", "length", "width", "height", "s", "t"):
+            getattr(state, name)[:n] = [r[name] for r in rows]
+        for name in ("kind", "model", "control", "uid"):
+            getattr(state, name)[:n] = [int(r[name]) for r in rows]
+        state.id[:n] = np.arange(n)
+        state.active[:n] = True
+        uid = state.uid[:n]
+        state.road[:n] = np.where(uid >= 0, self.info.road[np.maximum(uid, 0)], -1)
+
+        model = [MODEL_NAMES[int(m)] for m in state.model[:n]]
+        spec = [VEHICLE_MODELS.get(m) for m in model]
+        cap = state.capacity
+
+        def column(attr: str, default: float) -> FloatArray:
+            out = np.full(cap, default)
+            out[:n] = [getattr(v, attr) if v is not None else default for v in spec]
+            return out
+
+        limits = VehicleLimits(
+            wheelbase=column("wheelbase", 2.8),
+            max_accel=column("max_accel", 3.0),
+            max_decel=column("max_decel", 8.0),
+            max_steer=column("max_steer", 0.6),
+            max_steer_rate=column("max_steer_rate", 1.0),
+        )
+        idm_cols = np.zeros((cap, 4))
+        for k, m in enumerate(model):
+            idm_cols[k] = _IDM_BY_MODEL.get(m, _IDM_BY_MODEL["car"])
+        idm = IdmParams(
+            max_accel=idm_cols[:, 0],
+            comfort_decel=idm_cols[:, 1],
+            time_headway=idm_cols[:, 2],
+            min_gap=idm_cols[:, 3],
+        )
+        speed_factor = np.ones(cap)
+        speed_factor[:n] = [r.get("speed_factor", 1.0) for r in rows]
+        salt = (
+            np.random.default_rng(self._route_seq)
+            .integers(0, 2**63 - 1, size=cap, dtype=np.int64)
+            .astype(np.uint64)
+        )
+        traffic = sc.traffic
+        return Built(
+            state=state,
+            ego_slot=ego_slot,
+            limits=limits,
+            idm=idm,
+            speed_factor=speed_factor,
+            salt=salt,
+            politeness=traffic.politeness if traffic is not None else 0.3,
+            keep_right=traffic.keep_right if traffic is not None else True,
+        )
+
+    # -- the ego and objects ------------------------------------------------------------------------------
+
+    def _ego_row(self) -> dict[str, float]:
+        ego = self.scenario.ego
+        assert ego is not None
+        pose = resolve_spawn(ego.spawn, self.net)
+        size = VEHICLE_MODELS[ego.model]
+        limit = float(self.info.speed_limit[pose.uid]) if pose.uid >= 0 else 13.9
+        desired = ego.desired_speed if ego.desired_speed is not None else limit
+        return {
+            "x": pose.x,
+            "y": pose.y,
+            "z": pose.z,
+            "heading": pose.heading,
+            "speed": ego.speed,
+            "length": size.length,
+            "width": size.width,
+            "height": size.height,
+            "uid": pose.uid,
+            "s": pose.s,
+            "t": pose.t,
+            "kind": VEHICLE,
+            "model": _MODEL_INDEX[ego.model],
+            "control": EXTERNAL if ego.control == "external" else AUTOPILOT,
+            "speed_factor": desired / max(limit, 0.1),
+        }
+
+    def _object_rows(self) -> list[dict[str, float]]:
+        rows = []
+        for obj in self.scenario.objects:
+            pose = resolve_spawn(obj.position, self.net)
+            length, width, height = obj.size
+            rows.append(
+                {
+                    "x": pose.x,
+                    "y": pose.y,
+                    "z": pose.z,
+                    "heading": pose.heading,
+                    "speed": 0.0,
+                    "length": length,
+                    "width": width,
+                    "height": height,
+                    "uid": pose.uid,
+                    "s": pose.s,
+                    "t": pose.t,
+                    "kind": STATIC_OBJECT,
+                    "model": _MODEL_INDEX[obj.type],
+                    "control": NO_CONTROL,
+                }
+            )
+        net = self.net
+        for item in net.objects:
+            if item.type not in _OBSTACLE_TYPES:
+                continue
+            length = item.length or 2.0 * item.radius
+            width = item.width or 2.0 * item.radius
+            if length <= 0.0 or width <= 0.0:
+                continue
+            road = net.road_index(item.road_id).reshape(1)
+            x, y, z = net.to_world_index(road, np.array([item.s]), np.array([item.t]))
+            _, _, hdg, _ = net.reference.evaluate(road, np.array([item.s]))
+            pos = net.localize(x, y)
+            rows.append(
+                {
+                    "x": float(x[0]),
+                    "y": float(y[0]),
+                    "z": float(z[0]) + item.z_offset,
+                    "heading": float(hdg[0]) + item.hdg,
+                    "speed": 0.0,
+                    "length": length,
+                    "width": width,
+                    "height": item.height or 1.0,
+                    "uid": int(pos.uid[0]),
+                    "s": float(pos.s[0]),
+                    "t": float(pos.t[0]),
+                    "kind": STATIC_OBJECT,
+                    "model": _MODEL_INDEX["map_object"],
+                    "control": NO_CONTROL,
+                }
+            )
+        return rows
+
+    # -- traffic ------------------------------------------------------------------------------------------------
+
+    def _traffic_rows(self, placed: list[dict[str, float]]) -> list[dict[str, float]]:
+        traffic = self.scenario.traffic
+        if traffic is None:
+            return []
+        info, net = self.info, self.net
+        allowed_types = set(traffic.lane_types)
+        types = np.array([t in allowed_types for t in net.lanes.type_name], dtype=bool)
+        ok = info.drivable & types & (info.junction < 0) & (info.usable > 10.0)
+        area = traffic.spawn_area
+        if isinstance(area, RoadsArea):
+            wanted = net.road_index(list(area.roads))
+            ok &= np.isin(info.road, wanted)
+        lanes = np.flatnonzero(ok)
+        if isinstance(area, CircleArea) and lanes.size:
+            mid_s = 0.5 * (info.s0[lanes] + info.s1[lanes])
+            mx, my, _ = net.to_world_index(info.road[lanes], mid_s, net.uid_t_center(lanes, mid_s))
+            near = np.hypot(mx - area.center[0], my - area.center[1]) <= area.radius
+            lanes = lanes[near]
+        if lanes.size == 0:
+            return []
+        total = float(info.length[lanes].sum())
+        if traffic.count is not None:
+            n = traffic.count
+        else:
+            n = round((traffic.density or 0.0) * total / 1000.0)
+        if n <= 0:
+            return []
+        rng = np.random.default_rng(self._spawn_seq)
+        names = list(traffic.mix)
+        weights = np.array([traffic.mix[m] for m in names], dtype=float)
+        models = np.array(names)[rng.choice(len(names), size=n, p=weights / weights.sum())]
+        length = np.array([VEHICLE_MODELS[m].length for m in models])
+        width = np.array([VEHICLE_MODELS[m].width for m in models])
+        height = np.array([VEHICLE_MODELS[m].height for m in models])
+
+        # Sample positions, then keep those clear of each other (a few rounds).
+        prob = info.length[lanes] / total
+        uid = lanes[rng.choice(lanes.size, size=n, p=prob)]
+        p = rng.random(n) * info.length[uid]
+        keep = np.zeros(n, dtype=bool)
+        for _ in range(8):
+            keep = self._spaced(uid, p, length, keep, traffic.min_gap)
+            redo = np.flatnonzero(~keep)
+            if redo.size == 0:
+                break
+            uid[redo] = lanes[rng.choice(lanes.size, size=redo.size, p=prob)]
+            p[redo] = rng.random(redo.size) * info.length[uid[redo]]
+        s = info.road_s(uid, p)
+        road = info.road[uid]
+        t = net.uid_t_center(uid, s)
+        x, y, z = net.to_world_index(road, s, t)
+        _, _, hdg, _ = net.reference.evaluate(road, s)
+        heading = np.where(info.sign[uid] < 0, hdg + np.pi, hdg)
+        heading = np.remainder(heading + np.pi, 2 * np.pi) - np.pi
+
+        # Clear of the ego and objects.
+        if placed:
+            fx = np.array([r["x"] for r in placed])
+            fy = np.array([r["y"] for r in placed])
+            fh = np.array([r["heading"] for r in placed])
+            fl = np.array([r["length"] for r in placed]) + 2.0 * traffic.min_gap
+            fw = np.array([r["width"] for r in placed]) + 1.0
+            m = len(placed)
+            i, j = find_overlaps(
+                np.concatenate((fx, x)),
+                np.concatenate((fy, y)),
+                np.concatenate((fh, heading)),
+                np.concatenate((fl, length)),
+                np.concatenate((fw, width)),
+                np.concatenate((np.ones(m, bool), keep)),
+            )
+            fixed_vs_traffic = (i < m) & (j >= m)  # pairs come with i < j
+            keep[j[fixed_vs_traffic] - m] = False
+
+        speed_cfg = traffic.speed
+        behaviour = np.random.default_rng(self._behaviour_seq)
+        factor = np.clip(
+            behaviour.normal(speed_cfg.mean, speed_cfg.std, size=n), speed_cfg.min, speed_cfg.max
+        )
+        v0 = info.speed_limit[uid] * factor
+        speed = 0.9 * v0  # the simulation lowers it where the vehicle ahead is close
+        rows = []
+        for k in np.flatnonzero(keep):
+            rows.append(
+                {
+                    "x": float(x[k]),
+                    "y": float(y[k]),
+                    "z": float(z[k]),
+                    "heading": float(heading[k]),
+                    "speed": float(speed[k]),
+                    "length": float(length[k]),
+                    "width": float(width[k]),
+                    "height": float(height[k]),
+                    "uid": int(uid[k]),
+                    "s": float(s[k]),
+                    "t": float(t[k]),
+                    "kind": VEHICLE,
+                    "model": _MODEL_INDEX[str(models[k])],
+                    "control": AUTOPILOT,
+                    "speed_factor": float(factor[k]),
+                }
+            )
+        return rows
+
+    def _spaced(
+        self,
+        uid: IntArray,
+        p: FloatArray,
+        length: FloatArray,
+        keep: npt.NDArray[np.bool_],
+        min_gap: float,
+    ) -> npt.NDArray[np.bool_]:
+        """Which vehicles keep at least ``min_gap`` to the one ahead in their lane."""
+        order = np.lexsort((p, uid))
+        u, q, ln = uid[order], p[order], length[order]
+        gap = q[1:] - q[:-1] - 0.5 * (ln[1:] + ln[:-1])
+        clash = (u[1:] == u[:-1]) & (gap < min_gap)
+        ok_sorted = np.ones(uid.size, dtype=bool)
+        ok_sorted[1:][clash] = False
+        # Near the ends of a lane record, a vehicle might meet one in the next lane: keep
+        # away from both ends by half a gap.
+        ends = (q < 0.5 * ln + 1.0) | (q > self.info.usable[u] - 0.5 * ln - 1.0)
+        ok_sorted &= ~ends
+        out = np.empty(uid.size, dtype=bool)
+        out[order] = ok_sorted
+        return out

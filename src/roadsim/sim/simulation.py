@@ -1,0 +1,283 @@
+"""`Simulation`: a scenario on a road network, advanced in fixed steps.
+
+The tick order is fixed::
+
+    lifecycle -> controllers -> dynamics -> lane localisation -> collisions -> sensors
+
+- *lifecycle*: vehicles that drove off the road network last tick are deactivated;
+- *controllers*: the autopilot (traffic model) and external commands give every vehicle an
+  acceleration and a steering angle;
+- *dynamics*: the kinematic bicycle model integrates them, within the vehicle's limits;
+- *lane localisation*: incremental (see `roadsim.world.localization`);
+- *collisions*: oriented-box overlaps between all active actors set ``collided`` on both
+  and are reported as `CollisionEvent`s when they begin;
+- *sensors*: none yet.
+
+Time is ``frame * dt``; nothing in a tick reads the wall clock. Randomness comes from one
+`numpy.random.SeedSequence` per simulation, spawned per subsystem, so the same scenario
+and seed give bit-identical states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim.agents.dynamics import VehicleLimits, step_bicycle
+from roadsim.agents.idm import IdmParams
+from roadsim.agents.traffic import TrafficModel, TrafficParams
+from roadsim.road.load import load_map
+from roadsim.road.network import RoadNetwork
+from roadsim.scenario import Scenario, load_scenario
+from roadsim.sim.build import WorldBuilder
+from roadsim.world.collisions import find_overlaps
+from roadsim.world.localization import relocalize
+from roadsim.world.routing import LaneInfo
+from roadsim.world.state import AUTOPILOT, EXTERNAL, VEHICLE, WorldState
+from roadsim.world.traffic_lights import TrafficLightPlan
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class CollisionEvent:
+    """Two actors began to overlap at ``frame``."""
+
+    frame: int
+    time: float
+    id_a: int
+    id_b: int
+
+
+@dataclass(frozen=True)
+class EgoCommand:
+    """What an external client asks of the ego for the next tick.
+
+    Either pedals and wheel (``throttle`` and ``brake`` in [0, 1], ``steering`` in [-1, 1]
+    of the maximum angle, positive left) or targets (``accel`` in m/s^2, ``curvature`` in
+    1/m); targets win where both are given.
+    """
+
+    throttle: float = 0.0
+    brake: float = 0.0
+    steering: float = 0.0
+    accel: float | None = None
+    curvature: float | None = None
+
+
+class Simulation:
+    """A running scenario.
+
+    Args:
+        scenario: A `Scenario`, a path to a scenario file, or a built-in scenario name.
+        seed: Overrides the scenario's seed.
+
+    Attributes:
+        scenario: The validated scenario.
+        net: The road network.
+        state: The `WorldState` of the current frame.
+        frame: Frames simulated so far.
+        dt: The fixed step (s).
+        events: Collision events so far, in order.
+        left_map: How many vehicles drove off the road network.
+    """
+
+    def __init__(self, scenario: Scenario | str | Path, *, seed: int | None = None) -> None:
+        if not isinstance(scenario, Scenario):
+            scenario = load_scenario(scenario)
+        if seed is not None:
+            scenario = scenario.with_overrides(seed=seed)
+        self.scenario = scenario
+        self.net: RoadNetwork = load_map(scenario.map).prepare()
+        self.dt = float(scenario.dt)
+        self.frame = 0
+        self.events: list[CollisionEvent] = []
+        self.left_map = 0
+        self._ego_command: EgoCommand | None = None
+
+        self.info = LaneInfo(self.net)
+        self.lights = TrafficLightPlan.from_network(self.net)
+        self.traffic = TrafficModel(self.info, self.lights)
+        built = WorldBuilder(self.net, self.info, scenario).build()
+        self.state: WorldState = built.state
+        self.ego_slot: int | None = built.ego_slot
+        self.limits: VehicleLimits = built.limits
+        self.idm: IdmParams = built.idm
+        self.speed_factor: FloatArray = built.speed_factor
+        self.salt = built.salt
+        self.traffic.resize(self.state.capacity)
+        self.traffic_params = TrafficParams(
+            speed_factor=self.speed_factor,
+            idm=self.idm,
+            politeness=built.politeness,
+            keep_right=built.keep_right,
+        )
+        self._pairs: set[tuple[int, int]] = set()
+        st = self.state
+        self.traffic.settle_speeds(
+            np.flatnonzero(st.active & (st.control == AUTOPILOT)),
+            st,
+            self.salt,
+            self.traffic_params,
+        )
+
+    # -- time ------------------------------------------------------------------------------------------
+
+    @property
+    def time(self) -> float:
+        """Simulation time (s): ``frame * dt``."""
+        return self.frame * self.dt
+
+    def run(
+        self,
+        duration: float | None = None,
+        *,
+        on_step: Callable[[Simulation], bool | None] | None = None,
+    ) -> int:
+        """Runs ``duration`` seconds (the scenario's by default); returns frames run.
+
+        ``on_step`` is called after every tick; returning True stops the run early.
+        """
+        steps = round((self.scenario.duration if duration is None else duration) / self.dt)
+        for k in range(steps):
+            self.step()
+            if on_step is not None and on_step(self):
+                return k + 1
+        return steps
+
+    def drive_ego(self, command: EgoCommand | None) -> None:
+        """Sets the ego's command for the following ticks (None: back to the autopilot)."""
+        self._ego_command = command
+
+    # -- the tick -----------------------------------------------------------------------------------------
+
+    def step(self) -> None:
+        """Advances the world by one step of ``dt``."""
+        st = self.state
+        # lifecycle
+        st.collided[:] = False
+
+        vehicles = np.flatnonzero(st.active & (st.kind == VEHICLE))
+        if vehicles.size:
+            accel, steer = self._controls(vehicles)
+            lim = _limits_of(self.limits, vehicles)
+            x, y, hdg, v, steer_now, a, yaw = step_bicycle(
+                st.x[vehicles],
+                st.y[vehicles],
+                st.heading[vehicles],
+                st.speed[vehicles],
+                st.steer[vehicles],
+                accel,
+                steer,
+                lim,
+                self.dt,
+            )
+            st.x[vehicles], st.y[vehicles], st.heading[vehicles] = x, y, hdg
+            st.speed[vehicles], st.steer[vehicles] = v, steer_now
+            st.accel[vehicles], st.yaw_rate[vehicles] = a, yaw
+            self._localize(vehicles)
+        self._collide()
+        self.frame += 1
+
+    def _controls(self, vehicles: IntArray) -> tuple[FloatArray, FloatArray]:
+        st = self.state
+        external = st.control[vehicles] == EXTERNAL
+        if self._ego_command is None:
+            external[:] = False
+        auto = vehicles[~external]
+        accel = np.zeros(vehicles.size)
+        steer = np.zeros(vehicles.size)
+        if auto.size:
+            a, d = self.traffic.act(
+                auto, st, self.limits.wheelbase, self.salt, self.traffic_params, self.time, self.dt
+            )
+            accel[~external] = a
+            steer[~external] = d
+        if external.any():
+            cmd = self._ego_command
+            assert cmd is not None
+            k = np.flatnonzero(external)
+            slots = vehicles[k]
+            if cmd.accel is not None:
+                accel[k] = cmd.accel
+            else:
+                accel[k] = (
+                    cmd.throttle * self.limits.max_accel[slots]
+                    - cmd.brake * self.limits.max_decel[slots]
+                )
+            if cmd.curvature is not None:
+                lr = 0.5 * self.limits.wheelbase[slots]
+                beta = np.arcsin(np.clip(cmd.curvature * lr, -0.99, 0.99))
+                steer[k] = np.arctan(2.0 * np.tan(beta))
+            else:
+                steer[k] = np.clip(cmd.steering, -1.0, 1.0) * self.limits.max_steer[slots]
+        return accel, steer
+
+    def _localize(self, vehicles: IntArray) -> None:
+        st = self.state
+        on = vehicles[st.uid[vehicles] >= 0]
+        if on.size:
+            uid, s, t = relocalize(
+                self.info,
+                st.uid[on],
+                st.s[on],
+                st.t[on],
+                st.x[on],
+                st.y[on],
+                st.heading[on],
+                self.salt[on],
+            )
+            st.uid[on], st.s[on], st.t[on] = uid, s, t
+            st.road[on] = np.where(uid >= 0, self.info.road[np.maximum(uid, 0)], -1)
+            gone = on[
+                (uid < 0)
+                & (st.control[on] == AUTOPILOT)
+                & (on != (self.ego_slot if self.ego_slot is not None else -1))
+            ]
+            if gone.size:
+                self.traffic.forget(gone)
+                st.active[gone] = False
+                st.left_map[gone] = True
+                self.left_map += int(gone.size)
+        off = vehicles[st.uid[vehicles] < 0]
+        off = off[st.active[off]]
+        if off.size:
+            pos = self.net.localize(st.x[off], st.y[off], heading=st.heading[off])
+            st.uid[off], st.s[off], st.t[off] = pos.uid, pos.s, pos.t
+            st.road[off] = pos.road_index
+
+    def _collide(self) -> None:
+        st = self.state
+        i, j = find_overlaps(st.x, st.y, st.heading, st.length, st.width, st.active)
+        if i.size == 0:
+            self._pairs = set()
+            return
+        st.collided[i] = True
+        st.collided[j] = True
+        ids_a, ids_b = st.id[i], st.id[j]
+        pairs = set(zip(ids_a.tolist(), ids_b.tolist(), strict=True))
+        for a, b in sorted(pairs - self._pairs):
+            self.events.append(CollisionEvent(self.frame + 1, (self.frame + 1) * self.dt, a, b))
+        self._pairs = pairs
+
+    # -- summaries ----------------------------------------------------------------------------------------
+
+    @property
+    def vehicle_count(self) -> int:
+        st = self.state
+        return int(np.sum(st.active & (st.kind == VEHICLE)))
+
+
+def _limits_of(limits: VehicleLimits, slots: IntArray) -> VehicleLimits:
+    return VehicleLimits(
+        wheelbase=limits.wheelbase[slots],
+        max_accel=limits.max_accel[slots],
+        max_decel=limits.max_decel[slots],
+        max_steer=limits.max_steer[slots],
+        max_steer_rate=limits.max_steer_rate[slots],
+    )

@@ -1,0 +1,173 @@
+"""Lanes as a driver sees them: progress along a lane, where it leads, and route choice.
+
+Everything here is precomputed per lane uid once per simulation (`LaneInfo`) so that the
+per-tick work is array indexing. A vehicle's *progress* ``p`` is its distance along its lane
+record in driving direction, from where it entered the record: ``s - s0`` on lanes driven
+along +s, ``s1 - s`` on lanes driven against s.
+
+Route choice is a pure function of (vehicle salt, lane uid): at a fork a vehicle takes the
+successor picked by a 64-bit hash of both, so its route is fixed by the simulation's seed
+and needs no state; the salt comes from the simulation's `numpy.random.SeedSequence`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim.road.lanes import DRIVABLE_TYPES
+from roadsim.road.network import RoadNetwork
+from roadsim.world.lane_table import LaneTable
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+UIntArray = npt.NDArray[np.uint64]
+BoolArray = npt.NDArray[np.bool_]
+
+CONTINUES, LANE_DROP, MAP_EDGE = 0, 1, 2
+
+DEFAULT_SPEED_LIMIT = 50 / 3.6  # m/s where a map says nothing
+MIN_USABLE_WIDTH = 2.5  # m: a lane that drops ends for traffic where it gets narrower
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+class LaneInfo:
+    """Per-lane-uid tables for the traffic model.
+
+    Attributes:
+        s0, s1: The lane record's section range along s (m).
+        sign: +1 driven along +s, -1 against, 0 center lanes (float).
+        length: ``s1 - s0`` (m).
+        road: Road index.
+        drivable: A car may drive on it (`roadsim.road.lanes.DRIVABLE_TYPES`).
+        junction: Index into ``net.junctions`` of the lane's road, -1 outside junctions.
+        speed_limit: m/s, from lane speed records, the road type's speed, or
+            `DEFAULT_SPEED_LIMIT`.
+        next_ptr, next_idx: CSR of the drivable successors in driving direction.
+        prev_ptr, prev_idx: CSR of the drivable predecessors.
+        end_kind: CONTINUES, LANE_DROP (no successor but its section's other drivable
+            lanes go on) or MAP_EDGE (the road network ends there).
+        usable: Progress up to which a vehicle may drive in the lane: the lane's length,
+            or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`.
+        table: Sampled centre lines, boundaries and curvature (`LaneTable`).
+    """
+
+    def __init__(self, net: RoadNetwork) -> None:
+        lanes = net.lanes
+        n = len(lanes.lanes)
+        self.net = net
+        self.n = n
+        self.s0: FloatArray = lanes.sec_s0[lanes.section]
+        self.s1: FloatArray = lanes.sec_s1[lanes.section]
+        self.length: FloatArray = self.s1 - self.s0
+        self.sign: FloatArray = net.driving_sign(np.arange(n, dtype=np.int64))
+        self.road: IntArray = lanes.road.copy()
+        self.drivable: BoolArray = np.array(
+            [t in DRIVABLE_TYPES for t in lanes.type_name], dtype=bool
+        )
+        self.drivable &= self.sign != 0
+        junction_index = {j.id: k for k, j in enumerate(net.junctions)}
+        road_junction = np.array(
+            [junction_index.get(j, -1) if j is not None else -1 for j in net.road_junction],
+            dtype=np.int64,
+        )
+        self.junction: IntArray = road_junction[lanes.road] if n else np.zeros(0, np.int64)
+        self.speed_limit: FloatArray = self._speed_limits(net)
+
+        graph = net.graph
+        src = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.succ_ptr))
+        dst = graph.succ_idx.astype(np.int64)
+        keep = self.drivable[dst]
+        src, dst = src[keep], dst[keep]
+        counts = np.bincount(src, minlength=n)
+        self.next_ptr: IntArray = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self.next_idx: IntArray = dst[np.argsort(src, kind="stable")]
+        self.next_count: IntArray = counts.astype(np.int64)
+        back = np.argsort(dst, kind="stable")
+        back_counts = np.bincount(dst, minlength=n)
+        self.prev_ptr: IntArray = np.concatenate(([0], np.cumsum(back_counts))).astype(np.int64)
+        self.prev_idx: IntArray = src[back]
+
+        # A lane with no drivable successor either drops (a neighbour of the same direction
+        # in its section goes on: merge before its end) or is where the map ends.
+        end = np.full(n, CONTINUES, dtype=np.int64)
+        dead = (self.next_count == 0) & self.drivable
+        # (per section and driving direction: 2 * section + (sign > 0))
+        side = 2 * lanes.section + (self.sign > 0)
+        side_goes_on = np.zeros(2 * lanes.sections, dtype=bool)
+        np.logical_or.at(side_goes_on, side, (self.next_count > 0) & self.drivable)
+        end[dead] = np.where(side_goes_on[side[dead]], LANE_DROP, MAP_EDGE)
+        self.end_kind: IntArray = end
+        self.usable: FloatArray = self._usable_lengths(net)
+        self.table = LaneTable(net, np.flatnonzero(self.sign != 0), self.s0, self.s1, self.sign)
+
+    def _usable_lengths(self, net: RoadNetwork) -> FloatArray:
+        """Progress up to which a car fits in the lane: its length, except for lanes that
+        drop, which end where they narrow below `MIN_USABLE_WIDTH`."""
+        usable = self.length.copy()
+        drops = np.flatnonzero(self.end_kind == LANE_DROP)
+        if drops.size == 0:
+            return usable
+        steps = 64
+        frac = np.linspace(0.0, 1.0, steps)
+        u = np.repeat(drops, steps)
+        p = np.tile(frac, drops.size) * self.length[u]
+        width = np.abs(net.uid_width(u, self.road_s(u, p))).reshape(drops.size, steps)
+        narrow = width < MIN_USABLE_WIDTH
+        # The first sample of the narrow stretch that reaches the lane's end.
+        wide_at = np.where(~narrow, np.arange(steps), -1).max(axis=1)
+        first_narrow = np.minimum(wide_at + 1, steps - 1)
+        usable[drops] = np.where(
+            narrow[:, -1], frac[first_narrow] * self.length[drops], self.length[drops]
+        )
+        return usable
+
+    def _speed_limits(self, net: RoadNetwork) -> FloatArray:
+        lanes = net.lanes
+        out = np.full(len(lanes.lanes), DEFAULT_SPEED_LIMIT)
+        for uid, lane in enumerate(lanes.lanes):
+            if lane.speeds:
+                out[uid] = lane.speeds[0].max_speed
+                continue
+            road = net.roads[int(lanes.road[uid])]
+            if road.speed_limits:
+                s0 = float(lanes.sec_s0[lanes.section[uid]])
+                limit = road.speed_limits[0][1]
+                for s, value in road.speed_limits:
+                    if s <= s0 + 1e-9:
+                        limit = value
+                out[uid] = limit
+        return out
+
+    # -- progress and road coordinates -------------------------------------------------------------
+
+    def progress(self, uid: IntArray, s: FloatArray) -> FloatArray:
+        """Distance along each lane record in driving direction (m)."""
+        return np.where(self.sign[uid] >= 0, s - self.s0[uid], self.s1[uid] - s)
+
+    def road_s(self, uid: IntArray, p: FloatArray) -> FloatArray:
+        """The road s at progress ``p`` on each lane record."""
+        return np.where(self.sign[uid] >= 0, self.s0[uid] + p, self.s1[uid] - p)
+
+    # -- route choice -------------------------------------------------------------------------------------
+
+    def choose_next(self, salt: UIntArray, uid: IntArray) -> IntArray:
+        """The successor each vehicle takes from lane ``uid`` (-1: none, or uid is -1)."""
+        valid = uid >= 0
+        if self.next_idx.size == 0:
+            return np.full(uid.shape, -1, dtype=np.int64)
+        u = np.where(valid, uid, 0)
+        count = self.next_count[u]
+        h = _hash(salt ^ (u.astype(np.uint64) * _MIX))
+        pick = (h % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
+        nxt = self.next_idx[np.minimum(self.next_ptr[u] + pick, self.next_idx.size - 1)]
+        return np.where(valid & (count > 0), nxt, -1)
+
+
+def _hash(x: UIntArray) -> UIntArray:
+    """splitmix64's finaliser: a well-mixed 64-bit hash (wrapping arithmetic)."""
+    x = x.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))

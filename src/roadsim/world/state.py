@@ -1,0 +1,118 @@
+"""`WorldState`: everything that changes during a simulation, as one array per field.
+
+All arrays have shape (capacity,) and are indexed by actor slot; ``active`` says which slots
+hold a live actor. Units are SI, poses are in the world frame (x east, y north, z up,
+heading counter-clockwise from x). Lane fields follow `roadsim.road.network.RoadNetwork`:
+``uid`` is the lane uid (-1: not on a lane), ``s``/``t`` road coordinates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+# Actor kinds (`WorldState.kind`).
+VEHICLE, STATIC_OBJECT, SCRIPTED_OBJECT = 0, 1, 2
+KIND_NAMES = ("vehicle", "static_object", "scripted_object")
+
+# Who drives a vehicle (`WorldState.control`).
+NO_CONTROL, AUTOPILOT, EXTERNAL = 0, 1, 2
+
+
+@dataclass
+class WorldState:
+    """The changing state of every actor at one frame.
+
+    Attributes:
+        id: Stable actor id (never reused within a simulation), int64.
+        kind: VEHICLE, STATIC_OBJECT or SCRIPTED_OBJECT, int64.
+        model: Index into the vehicle/object model table (car, truck, bus, box, ...), int64.
+        control: NO_CONTROL, AUTOPILOT or EXTERNAL, int64.
+        active: The slot holds a live actor.
+        x, y, z: Position of the box centre on the ground (m).
+        heading: Heading (rad), wrapped to (-pi, pi].
+        speed: Longitudinal speed (m/s), >= 0.
+        accel: Longitudinal acceleration over the last tick (m/s^2).
+        steer: Front-wheel steering angle (rad), positive left.
+        yaw_rate: Heading rate (rad/s).
+        length, width, height: Box size (m).
+        road: Road index of the lane the actor is on (-1: off every lane).
+        uid: Lane uid (-1: off every lane).
+        s, t: Road coordinates of the position on that road (NaN off lane).
+        collided: The actor overlapped another one in this frame.
+        left_map: The actor left the road network and was deactivated.
+    """
+
+    id: IntArray
+    kind: IntArray
+    model: IntArray
+    control: IntArray
+    active: BoolArray
+    x: FloatArray
+    y: FloatArray
+    z: FloatArray
+    heading: FloatArray
+    speed: FloatArray
+    accel: FloatArray
+    steer: FloatArray
+    yaw_rate: FloatArray
+    length: FloatArray
+    width: FloatArray
+    height: FloatArray
+    road: IntArray
+    uid: IntArray
+    s: FloatArray
+    t: FloatArray
+    collided: BoolArray
+    left_map: BoolArray
+
+    @classmethod
+    def empty(cls, capacity: int) -> WorldState:
+        """A state with ``capacity`` inactive slots."""
+        values: dict[str, npt.NDArray[np.generic]] = {}
+        for f in fields(cls):
+            dtype = _DTYPES.get(f.name, np.float64)
+            fill: object = -1 if f.name in ("road", "uid", "id") else 0
+            values[f.name] = np.full(capacity, fill, dtype=dtype)
+        state = cls(**values)  # type: ignore[arg-type]
+        state.s[:] = np.nan
+        state.t[:] = np.nan
+        return state
+
+    @property
+    def capacity(self) -> int:
+        return int(self.id.shape[0])
+
+    def arrays(self) -> dict[str, npt.NDArray[np.generic]]:
+        """Every field by name (the arrays themselves, not copies)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def copy(self) -> WorldState:
+        return WorldState(**{k: v.copy() for k, v in self.arrays().items()})  # type: ignore[arg-type]
+
+    def grow(self, capacity: int) -> WorldState:
+        """A copy with room for ``capacity`` actors (new slots inactive)."""
+        bigger = WorldState.empty(capacity)
+        n = self.capacity
+        for name, values in self.arrays().items():
+            getattr(bigger, name)[:n] = values
+        return bigger
+
+
+_DTYPES: dict[str, type] = {
+    "id": np.int64,
+    "kind": np.int64,
+    "model": np.int64,
+    "control": np.int64,
+    "active": np.bool_,
+    "road": np.int64,
+    "uid": np.int64,
+    "collided": np.bool_,
+    "left_map": np.bool_,
+}
