@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
 
 from roadsim.agents.perception import LaneOccupancy
 from roadsim.world.routing import LaneInfo
@@ -42,6 +41,7 @@ class JunctionGate:
         self.conflicts = junction_conflicts(info, 0.0)
         self.conflicts_long = junction_conflicts(info, LONG_SWEEP)
         self.granted: BoolArray = np.zeros(0, dtype=bool)
+        self._position: IntArray = np.full(info.n, -1, dtype=np.int64)
 
     def resize(self, capacity: int) -> None:
         grown = np.zeros(capacity, dtype=bool)
@@ -115,27 +115,93 @@ class JunctionGate:
         fits = (first < 0) | (rear > length[cand] + _EXIT_MARGIN)
         conf, conf_long = self.conflicts, self.conflicts_long
         assert conf_long is not None
-        for k in np.lexsort((me[cand], entry[cand])):  # few vehicles wait at once
-            if already[k]:
-                continue
-            u = lane[k]
-            near = conf.indices[conf.indptr[u] : conf.indptr[u + 1]]
-            wide = conf_long.indices[conf_long.indptr[u] : conf_long.indptr[u + 1]]
-            if is_long[cand[k]]:
-                blocked = held[wide].any()
-            else:
-                blocked = held[near].any() or held_long[wide].any()
-            if blocked or not fits[k]:
-                out[cand[k]] = entry[cand[k]] - SETBACK
-                self.granted[me[cand[k]]] = False
-            else:
-                held[u] = True
-                held_long[u] |= is_long[cand[k]]
-                self.granted[me[cand[k]]] = True
+        ask = np.flatnonzero(~already)
+        if ask.size:
+            grant = self._serve(
+                lane[ask],
+                is_long[cand[ask]],
+                fits[ask],
+                held,
+                held_long,
+                conf,
+                conf_long,
+                np.lexsort((me[cand[ask]], entry[cand[ask]])),
+            )
+            refused = cand[ask[~grant]]
+            out[refused] = entry[refused] - SETBACK
+            self.granted[me[refused]] = False
+            self.granted[me[cand[ask[grant]]]] = True
         return out
 
+    def _serve(
+        self,
+        lane: IntArray,
+        is_long: BoolArray,
+        fits: BoolArray,
+        held: BoolArray,
+        held_long: BoolArray,
+        conf: Conflicts,
+        conf_long: Conflicts,
+        order: IntArray,
+    ) -> BoolArray:
+        """Which requests for ``lane`` are granted this tick, first come (``order``) first.
 
-def junction_conflicts(info: LaneInfo, sweep: float) -> sparse.csr_matrix | None:
+        A request is refused when a conflicting lane is held, when the lane after the
+        junction is full, or when an earlier request of this tick conflicts with it (that
+        one may itself be refused: it is then served next tick, a 50 ms delay).
+        """
+        m = lane.size
+        near_row, near_lane = conf.rows(lane)
+        wide_row, wide_lane = conf_long.rows(lane)
+        blocked = np.zeros(m, dtype=bool)
+        blocked[near_row[held[near_lane] & ~is_long[near_row]]] = True
+        blocked[wide_row[held_long[wide_lane] | (held[wide_lane] & is_long[wide_row])]] = True
+        # Conflicts among this tick's requests (wide ones where either vehicle is long),
+        # and two requests for the same lane.
+        rank = np.empty(m, dtype=np.int64)
+        rank[order] = np.arange(m)
+        position = self._position  # lane -> request, -1 elsewhere (reset below)
+        position[lane] = np.arange(m)
+        beaten = np.zeros(m, dtype=bool)
+        for rows, lanes, wide in ((near_row, near_lane, False), (wide_row, wide_lane, True)):
+            other = position[lanes]
+            hit = other >= 0
+            if wide:
+                hit &= is_long[rows] | is_long[np.maximum(other, 0)]
+            later = hit & (rank[rows] > rank[np.maximum(other, 0)])
+            beaten[rows[later]] = True
+        position[lane] = -1
+        first_of_lane = np.zeros(m, dtype=bool)
+        by_lane = np.lexsort((rank, lane))
+        first_of_lane[
+            by_lane[np.concatenate(([True], lane[by_lane][1:] != lane[by_lane][:-1]))]
+        ] = True
+        return ~blocked & fits & ~beaten & first_of_lane
+
+
+class Conflicts:
+    """A symmetric lane-to-lane relation in CSR form, with vectorised row look-ups."""
+
+    def __init__(self, n: int, row: IntArray, col: IntArray) -> None:
+        order = np.lexsort((col, row))
+        self.ptr: IntArray = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row, minlength=n), out=self.ptr[1:])
+        self.idx: IntArray = col[order].astype(np.int64)
+
+    def rows(self, lanes: IntArray) -> tuple[IntArray, IntArray]:
+        """All (k, lane) with ``lane`` conflicting with ``lanes[k]``."""
+        start, stop = self.ptr[lanes], self.ptr[lanes + 1]
+        count = stop - start
+        k = np.repeat(np.arange(lanes.size), count)
+        offset = np.arange(k.size) - np.repeat(np.cumsum(count) - count, count)
+        return k, self.idx[np.repeat(start, count) + offset]
+
+    def of(self, lane: int) -> IntArray:
+        """The lanes that conflict with ``lane``."""
+        return self.idx[self.ptr[lane] : self.ptr[lane + 1]]
+
+
+def junction_conflicts(info: LaneInfo, sweep: float) -> Conflicts | None:
     """Which connecting lanes of each junction conflict (symmetric, by lane uid).
 
     Two lanes conflict when they lead into the same lane (a merge), or when their centre
@@ -181,5 +247,4 @@ def junction_conflicts(info: LaneInfo, sweep: float) -> sparse.csr_matrix | None
         cols.append(lanes[b])
     row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
     col = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-    data = np.ones(row.size, dtype=bool)
-    return sparse.csr_matrix((data, (row, col)), shape=(info.n, info.n))
+    return Conflicts(info.n, row.astype(np.int64), col.astype(np.int64))

@@ -10,7 +10,7 @@ All vehicles driven by the autopilot are handled together, as arrays. Each tick:
    obstacles in the same search.
 2. *Longitudinal*: IDM toward the nearest obstacle. The desired speed is the lane's limit
    times the vehicle's factor, lowered ahead of curves so that the lateral acceleration
-   stays below `LATERAL_ACCEL`.
+   stays below `roadsim.world.lane_table.LATERAL_ACCEL`.
 3. *Lateral*: MOBIL (Kesting, Treiber, Helbing 2007) picks changes to the left or right
    neighbour lane of the same direction; a lane that drops forces a change.
 4. *Steering*: the curvature of the centre line of the lane the vehicle wants to be in,
@@ -28,6 +28,7 @@ import numpy.typing as npt
 from roadsim.agents.idm import IdmParams, idm_accel
 from roadsim.agents.junctions import JunctionGate
 from roadsim.agents.perception import LaneOccupancy, follower, leader
+from roadsim.world.lane_table import ENVELOPE_DECEL
 from roadsim.world.routing import LANE_DROP, LaneInfo
 from roadsim.world.state import WorldState
 from roadsim.world.traffic_lights import GREEN, RED, YELLOW, TrafficLightPlan
@@ -38,8 +39,6 @@ UIntArray = npt.NDArray[np.uint64]
 BoolArray = npt.NDArray[np.bool_]
 
 HOPS = 3  # lane records searched ahead for leaders and stop lines
-LATERAL_ACCEL = 2.5  # m/s^2 in curves
-_CURVE_LOOKAHEAD = (0.0, 10.0, 25.0, 45.0)  # m ahead where curvature is sampled
 _TRACK_MIN = 4.0  # m, lane keeping: distance over which an error is corrected, at least
 _TRACK_TIME = 0.8  # s of driving over which an error is corrected
 _TRACK_PREVIEW = 0.15  # s ahead where the lane's curvature is read
@@ -189,14 +188,16 @@ class TrafficModel:
             target[c[abort]] = uid[c[abort]]
             closer = ~abort & (g2 < gap[c])
             gap[c[closer]], lead_v[c[closer]] = g2[closer], v2[closer]
-        obstacle = self._obstacles(me, uid, p, v, half, route, time, idm, gap, occ, half_all)
+        lanes = np.concatenate((uid[:, None], route), axis=1)  # (n, 1 + HOPS)
+        start = self._starts(lanes, p, half)
+        obstacle = self._obstacles(me, lanes, start, v, time, idm, gap, occ, half_all)
         blocked = obstacle < gap
         gap = np.where(blocked, obstacle, gap)
         lead_v = np.where(blocked, 0.0, lead_v)
 
         # -- longitudinal ---------------------------------------------------------------------------
         v0 = info.speed_limit[uid] * params.speed_factor[me]
-        v0 = np.minimum(v0, self._curve_speed(uid, p, my_salt, idm))
+        v0 = np.minimum(v0, self._curve_speed(lanes, p, start + half[:, None]))
         a = idm_accel(v, v0, gap, lead_v, idm)
 
         # -- lateral ----------------------------------------------------------------------------------
@@ -244,32 +245,37 @@ class TrafficModel:
 
     # -- obstacles -------------------------------------------------------------------------------------
 
+    def _starts(self, lanes: IntArray, p: FloatArray, half: FloatArray) -> FloatArray:
+        """Distance from each front bumper to the start of each of ``lanes`` (inf past the
+        route's end)."""
+        length = self.info.length
+        start = np.empty(lanes.shape)
+        start[:, 0] = -p - half
+        for h in range(1, lanes.shape[1]):
+            prev = lanes[:, h - 1]
+            start[:, h] = start[:, h - 1] + np.where(prev >= 0, length[np.maximum(prev, 0)], np.inf)
+        return start
+
     def _obstacles(
         self,
         me: IntArray,
-        uid: IntArray,
-        p: FloatArray,
+        lanes: IntArray,
+        start: FloatArray,
         v: FloatArray,
-        half: FloatArray,
-        route: IntArray,
         time: float,
         idm: IdmParams,
         leader_gap: FloatArray,
         occ: LaneOccupancy,
         half_all: FloatArray,
     ) -> FloatArray:
-        """Gap from each front bumper to the nearest standing obstacle (inf: none)."""
+        """Gap from each front bumper to the nearest standing obstacle (inf: none).
+
+        ``lanes`` are the vehicle's lane and the next ones of its route, ``start`` the
+        distance to the start of each (see `_starts`).
+        """
         info = self.info
-        n = uid.size
-        lanes = np.concatenate((uid[:, None], route), axis=1)  # (n, 1 + HOPS)
+        n = lanes.shape[0]
         lanes_c = np.maximum(lanes, 0)
-        start = np.empty(lanes.shape)  # front bumper to the start of each lane
-        start[:, 0] = -p
-        for h in range(1, lanes.shape[1]):
-            prev = lanes[:, h - 1]
-            step = np.where(prev >= 0, info.length[np.maximum(prev, 0)], np.inf)
-            start[:, h] = start[:, h - 1] + step
-        start -= half[:, None]
         stop_distance = v * v / (2.0 * np.asarray(idm.comfort_decel) * np.ones(n))
         obstacle = np.full(n, np.inf)
 
@@ -296,19 +302,17 @@ class TrafficModel:
         nearest: FloatArray = np.minimum(obstacle, gate)
         return nearest
 
-    def _curve_speed(
-        self, uid: IntArray, p: FloatArray, salt: UIntArray, idm: IdmParams
-    ) -> FloatArray:
-        """Highest speed from which the vehicle can slow down for the curves ahead."""
+    def _curve_speed(self, lanes: IntArray, p: FloatArray, start: FloatArray) -> FloatArray:
+        """Highest speed from which the vehicle can slow down for the curves ahead: the
+        speed envelope of its own lane at p, and those of the next lanes of its route at
+        their start (``start``: distance from the vehicle's centre), reached by braking."""
         table = self.info.table
-        b = np.asarray(idm.comfort_decel) * np.ones(uid.size)
-        out = np.full(uid.size, np.inf)
-        for d in _CURVE_LOOKAHEAD:
-            lane, q = self._along_route(uid, p, np.full(uid.size, d), salt)
-            k = table.abs_curvature(lane, q)
-            v_curve_sq = LATERAL_ACCEL / np.maximum(k, 1e-6)
-            out = np.minimum(out, v_curve_sq + 2.0 * b * d)
-        speed: FloatArray = np.sqrt(out)
+        v_sq = table.curve_speed_sq(lanes[:, 0], p)
+        for h in range(1, lanes.shape[1]):
+            lane = np.maximum(lanes[:, h], 0)
+            ahead = table.envelope_sq[table.ptr[lane]] + 2.0 * ENVELOPE_DECEL * start[:, h]
+            v_sq = np.minimum(v_sq, np.where(lanes[:, h] >= 0, ahead, np.inf))
+        speed: FloatArray = np.sqrt(v_sq)
         return speed
 
     # -- lane changes ------------------------------------------------------------------------------------
@@ -412,27 +416,6 @@ class TrafficModel:
         return keep
 
     # -- geometry ------------------------------------------------------------------------------------------
-
-    def _along_route(
-        self, uid: IntArray, p: FloatArray, distance: FloatArray, salt: UIntArray
-    ) -> tuple[IntArray, FloatArray]:
-        """(lane, progress) ``distance`` ahead of progress p on lane ``uid``, along the route.
-
-        Where the route ends first, the point stops at its end.
-        """
-        info = self.info
-        q = p + distance
-        lane = uid.copy()
-        for _ in range(HOPS):
-            over = np.flatnonzero(q > info.length[lane])
-            if over.size == 0:
-                break
-            nxt = info.choose_next(salt[over], lane[over])
-            go = nxt >= 0
-            q[over[go]] -= info.length[lane[over[go]]]
-            lane[over[go]] = nxt[go]
-            q[over[~go]] = info.length[lane[over[~go]]]
-        return lane, np.clip(q, 0.0, info.length[lane])
 
 
 def _merge_lanes(info: LaneInfo) -> IntArray:

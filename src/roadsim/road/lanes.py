@@ -164,7 +164,8 @@ class LaneTable:
         self.borders = PiecewiseCubics(borders, spans)
         self.max_depth = int(np.max(np.abs(self.lane_id))) if lanes else 0
         self._uid_index = {
-            key: u for u, key in enumerate(zip(lane_road, lane_sec, (ln.id for ln in lanes), strict=True))
+            key: u
+            for u, key in enumerate(zip(lane_road, lane_sec, (ln.id for ln in lanes), strict=True))
         }
 
     def lanes_of(self, section: int) -> tuple[Lane, ...]:

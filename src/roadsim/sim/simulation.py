@@ -226,7 +226,6 @@ class Simulation:
                 self.info,
                 st.uid[on],
                 st.s[on],
-                st.t[on],
                 st.x[on],
                 st.y[on],
                 st.heading[on],

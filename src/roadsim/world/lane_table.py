@@ -21,6 +21,10 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 STEP = 2.0  # m, largest distance between two samples of a lane
+LATERAL_ACCEL = 2.5  # m/s^2 that traffic accepts in curves
+ENVELOPE_DECEL = 1.5  # m/s^2 with which traffic slows down before a curve
+MAX_SPEED = 100.0  # m/s, the envelope's ceiling on straight lanes
+_BIAS = 1e7  # > any v^2 + 2 b p of one lane (p < 3,000 km)
 
 
 class LaneTable:
@@ -39,6 +43,8 @@ class LaneTable:
         t_lo, t_hi: Lane boundaries as t on the road (m), ``t_lo <= t_hi``.
         dir_x, dir_y: Unit vector of the driving direction along the centre line.
         curvature: Centre-line curvature, signed in driving direction (1/m).
+        envelope_sq: Square of the highest speed at each sample from which traffic can
+            still slow down for the curves further along the lane record (m^2/s^2).
     """
 
     def __init__(
@@ -81,6 +87,19 @@ class LaneTable:
         self.t_lo[live] = np.minimum(inner, outer)
         self.t_hi[live] = np.maximum(inner, outer)
         self.curvature[live] = net.uid_curvature(u, sv)
+        self.envelope_sq = self._envelope(uid, p)
+
+    def _envelope(self, uid: IntArray, p: FloatArray) -> FloatArray:
+        """Squared speed envelope of each sample: the highest speed from which a vehicle
+        braking at `ENVELOPE_DECEL` keeps the lateral acceleration at the curves ahead in
+        its lane record below `LATERAL_ACCEL`. A reverse running minimum per lane of
+        ``v_curve(j)**2 + 2 b p_j``, minus ``2 b p``."""
+        v_sq = np.minimum(LATERAL_ACCEL / np.maximum(np.abs(self.curvature), 1e-9), MAX_SPEED**2)
+        key = v_sq + 2.0 * ENVELOPE_DECEL * p
+        # Bias each lane so that a running minimum never crosses from one lane to the next.
+        bias = (uid.astype(np.float64) + 1.0) * _BIAS
+        reverse_min = np.minimum.accumulate((key + bias)[::-1])[::-1] - bias
+        return np.maximum(reverse_min - 2.0 * ENVELOPE_DECEL * p, 0.0)
 
     def _at(self, uid: IntArray, p: FloatArray) -> tuple[IntArray, FloatArray]:
         """Sample index below progress p and the weight of the next sample."""
@@ -99,6 +118,38 @@ class LaneTable:
         k, w = self._at(uid, p)
         return self._lerp(self.x, k, w, uid), self._lerp(self.y, k, w, uid)
 
+    def project(
+        self, uid: IntArray, p: FloatArray, x: FloatArray, y: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
+        """Progress and lateral offset of points (x, y) on lane ``uid``, from a guess p.
+
+        The point is projected onto the sampled centre line, starting at the segment of
+        the guess and walking at most two segments either way (a vehicle moves less than
+        that in a tick). The lateral offset is positive to the left of the driving
+        direction. Beyond either end of the lane the last segment is extended, so p may
+        fall outside [0, length].
+        """
+        first = self.ptr[uid]
+        last_seg = np.maximum(self.count[uid] - 2, 0)
+        k = np.clip((np.maximum(p, 0.0) / self.spacing[uid]).astype(np.int64), 0, last_seg)
+        for _ in range(3):
+            a = first + k
+            b = np.minimum(a + 1, self.ptr[uid + 1] - 1)
+            ex, ey = self.x[b] - self.x[a], self.y[b] - self.y[a]
+            w = ((x - self.x[a]) * ex + (y - self.y[a]) * ey) / np.maximum(ex * ex + ey * ey, 1e-12)
+            step = np.where((w > 1.0) & (k < last_seg), 1, np.where((w < 0.0) & (k > 0), -1, 0))
+            if not step.any():
+                break
+            k = k + step
+        a = first + k
+        b = np.minimum(a + 1, self.ptr[uid + 1] - 1)
+        ex, ey = self.x[b] - self.x[a], self.y[b] - self.y[a]
+        norm = np.maximum(np.hypot(ex, ey), 1e-9)
+        dx, dy = x - self.x[a], y - self.y[a]
+        w = (dx * ex + dy * ey) / (norm * norm)
+        lateral = (ex * dy - ey * dx) / norm
+        return (k + w) * self.spacing[uid], lateral
+
     def pose(self, uid: IntArray, p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """World (x, y, heading) of the lane centre at progress p, facing the driving direction."""
         k, w = self._at(uid, p)
@@ -110,6 +161,11 @@ class LaneTable:
         """Curvature at progress p, positive turning left in driving direction (1/m)."""
         k, w = self._at(uid, p)
         return self._lerp(self.curvature, k, w, uid)
+
+    def curve_speed_sq(self, uid: IntArray, p: FloatArray) -> FloatArray:
+        """The squared speed envelope at progress p (see ``envelope_sq``)."""
+        k, _ = self._at(uid, p)
+        return self.envelope_sq[k]
 
     def bounds(self, uid: IntArray, p: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Lane boundaries (t_lo, t_hi) at progress p."""
