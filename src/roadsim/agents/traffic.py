@@ -51,6 +51,7 @@ _NO_CHANGE_BEFORE_END = 25.0  # m: no voluntary change this close to the end of 
 _FORCED_RANGE = 200.0  # m before a lane drop where vehicles must change lanes
 _FORCED_BONUS = 10.0  # m/s^2 added to the incentive of a forced change
 _MERGE_RANGE = 60.0  # m before the end of a dropping lane where a vehicle asks to merge
+_EDGE_TOLERANCE = 0.2  # m an actor may reach over its lane's edge unseen by the next lane
 _ABORT_GAP = 1.0  # m: a change is given up when the gap ahead in the target lane is smaller
 
 
@@ -169,13 +170,19 @@ class TrafficModel:
         # -- perception ----------------------------------------------------------------------------
         # A vehicle changing lanes is in both; one that must leave a lane that drops asks
         # to merge by showing itself in the lane it merges into (a zipper).
+        # Any actor whose body reaches over its lane's edge is in the neighbour lane too.
         merging = ~changing & (info.usable[uid] - p < _MERGE_RANGE) & (self.merge_into[uid] >= 0)
         on = np.flatnonzero(state.active & (state.uid >= 0))
+        u_on = state.uid[on]
+        p_on = info.progress(u_on, state.s[on])
+        over, over_lane = self._straddling(u_on, p_on, state.t[on], state.width[on])
         occ = LaneOccupancy.build(
             info.n,
-            np.concatenate((on, me[changing], me[merging])),
-            np.concatenate((state.uid[on], target[changing], self.merge_into[uid[merging]])),
-            np.concatenate((info.progress(state.uid[on], state.s[on]), p[changing], p[merging])),
+            np.concatenate((on, me[changing], me[merging], on[over])),
+            np.concatenate(
+                (u_on, target[changing], self.merge_into[uid[merging]], over_lane[over])
+            ),
+            np.concatenate((p_on, p[changing], p[merging], p_on[over])),
         )
         gap, lead_v, route = leader(occ, info, me, uid, p, my_salt, half_all, state.speed, HOPS)
         if changing.any():
@@ -244,6 +251,21 @@ class TrafficModel:
         return table.signed_curvature(lane, ahead) - feedback
 
     # -- obstacles -------------------------------------------------------------------------------------
+
+    def _straddling(
+        self, uid: IntArray, p: FloatArray, t: FloatArray, width: FloatArray
+    ) -> tuple[BoolArray, IntArray]:
+        """Which actors reach over the edge of their lane, and into which neighbour lane
+        (of the same direction; -1 where there is none)."""
+        info = self.info
+        graph = info.net.graph
+        lo, hi = info.table.bounds(uid, p)
+        offset = info.sign[uid] * (t - 0.5 * (lo + hi))  # positive: left of driving direction
+        side = np.where(offset > 0.0, graph.left_uid[uid], graph.right_uid[uid])
+        side_c = np.maximum(side, 0)
+        over = np.abs(offset) + 0.5 * width > 0.5 * (hi - lo) + _EDGE_TOLERANCE
+        over &= (side >= 0) & info.drivable[side_c] & (info.sign[side_c] == info.sign[uid])
+        return over, side
 
     def _starts(self, lanes: IntArray, p: FloatArray, half: FloatArray) -> FloatArray:
         """Distance from each front bumper to the start of each of ``lanes`` (inf past the
@@ -383,7 +405,7 @@ class TrafficModel:
             follow_idm = _take(params.idm, follow)
             follow_v0 = info.speed_limit[lane] * params.speed_factor[follow]
             a_follow = idm_accel(v_follow, follow_v0, g_follow, v[i], follow_idm)
-            safe = (g_lead > 2.0) & (g_follow > 2.0)
+            safe = (g_lead > 1.0) & (g_follow > 1.0)
             safe &= ~has_follow | (a_follow > -_SAFE_DECEL)
             gain = a_new - a_now[i]
             gain += params.politeness * np.where(has_follow, np.minimum(a_follow, 0.0), 0.0)

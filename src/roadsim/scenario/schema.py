@@ -328,6 +328,11 @@ class Traffic(_Strict):
     )
     politeness: float = Field(default=0.3, ge=0, le=1, description="MOBIL politeness factor")
     keep_right: bool = Field(default=True, description="Return to the outer lane when possible")
+    respawn: bool = Field(
+        default=True,
+        description="A vehicle that drives off the map comes back as a new vehicle at one "
+        "of the map's entry lanes, so that traffic keeps its count",
+    )
 
     @model_validator(mode="after")
     def _count_or_density(self) -> Self:

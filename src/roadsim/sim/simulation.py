@@ -34,6 +34,7 @@ from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, load_scenario
 from roadsim.sim.build import WorldBuilder
+from roadsim.sim.lifecycle import Respawner
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.localization import relocalize
 from roadsim.world.routing import LaneInfo
@@ -119,6 +120,12 @@ class Simulation:
         )
         self._pairs: set[tuple[int, int]] = set()
         st = self.state
+        self._next_id = int(st.id.max(initial=-1)) + 1
+        traffic = scenario.traffic
+        self.respawner: Respawner | None = None
+        if traffic is not None and traffic.respawn:
+            rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(4)[3])
+            self.respawner = Respawner(self.info, traffic.lane_types, traffic.min_gap, rng)
         self.traffic.settle_speeds(
             np.flatnonzero(st.active & (st.control == AUTOPILOT)),
             st,
@@ -161,6 +168,11 @@ class Simulation:
         st = self.state
         # lifecycle
         st.collided[:] = False
+        if self.respawner is not None:
+            changing = np.where(self.traffic.target_uid != st.uid, self.traffic.target_uid, -1)
+            self._next_id = self.respawner.fill(
+                st, self.salt, self.speed_factor, changing, self._next_id
+            )
 
         vehicles = np.flatnonzero(st.active & (st.kind == VEHICLE))
         if vehicles.size:
@@ -243,6 +255,8 @@ class Simulation:
                 st.active[gone] = False
                 st.left_map[gone] = True
                 self.left_map += int(gone.size)
+                if self.respawner is not None:
+                    self.respawner.release(gone)
         off = vehicles[st.uid[vehicles] < 0]
         off = off[st.active[off]]
         if off.size:

@@ -1,0 +1,121 @@
+"""Lifecycle: vehicles that drove off the map come back at the map's entry lanes.
+
+An *entry lane* is a drivable lane record outside junctions that no drivable lane leads
+into: where traffic enters the map. A vehicle that leaves the map frees its slot; at the
+start of a later tick the slot is filled by a new vehicle (a new id, a new route, the same
+model) at the start of an entry lane chosen at random, once that lane has room for it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim.world.routing import LaneInfo
+from roadsim.world.state import WorldState
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+UIntArray = npt.NDArray[np.uint64]
+
+_JAM_GAP = 2.0  # m left to the vehicle ahead after braking
+_COMFORT_DECEL = 2.0  # m/s^2
+
+
+class Respawner:
+    """Puts freed vehicle slots back on the map.
+
+    Args:
+        info: Lane tables.
+        lane_types: Lane types traffic may use.
+        min_gap: Least bumper-to-bumper gap to the vehicle ahead at entry (m).
+        rng: The generator of entry choices and new routes (a child of the simulation's
+            seed sequence).
+    """
+
+    def __init__(
+        self, info: LaneInfo, lane_types: tuple[str, ...], min_gap: float, rng: np.random.Generator
+    ) -> None:
+        self.info = info
+        self.min_gap = min_gap
+        self.rng = rng
+        allowed = set(lane_types)
+        types = np.array([t in allowed for t in info.net.lanes.type_name], dtype=bool)
+        no_way_in = info.prev_ptr[1:] == info.prev_ptr[:-1]
+        self.entries: IntArray = np.flatnonzero(
+            info.drivable & types & (info.junction < 0) & no_way_in & (info.usable > 20.0)
+        )
+        self.pending: list[int] = []
+
+    def release(self, slots: IntArray) -> None:
+        """Slots whose vehicles just left the map."""
+        self.pending.extend(int(k) for k in slots)
+
+    def fill(
+        self,
+        state: WorldState,
+        salt: UIntArray,
+        desired_speed: FloatArray,
+        changing_to: IntArray,
+        next_id: int,
+    ) -> int:
+        """Places pending slots where there is room; returns the next free actor id.
+
+        ``changing_to`` is the lane each slot's vehicle is changing into (-1: none); such
+        a vehicle already takes room in that lane.
+        """
+        if not self.pending or self.entries.size == 0:
+            return next_id
+        info, net = self.info, self.info.net
+        on = np.flatnonzero(state.active & (state.uid >= 0))
+        rear = np.full(info.n, np.inf)
+        rear_speed = np.zeros(info.n)
+        p_on = info.progress(state.uid[on], state.s[on]) - 0.5 * state.length[on]
+        for lanes in (state.uid[on], changing_to[on]):
+            ok = lanes >= 0
+            np.minimum.at(rear, lanes[ok], p_on[ok])
+        for lanes in (state.uid[on], changing_to[on]):  # the speed of each lane's rearmost
+            is_rear = (lanes >= 0) & (p_on == rear[np.maximum(lanes, 0)])
+            rear_speed[lanes[is_rear]] = state.speed[on[is_rear]]
+        waiting: list[int] = []
+        for slot in sorted(self.pending):
+            lane = int(self.entries[self.rng.integers(self.entries.size)])
+            half = 0.5 * float(state.length[slot])
+            p = half + 1.0
+            gap = float(rear[lane]) - (p + half)
+            if gap < self.min_gap:
+                waiting.append(slot)
+                continue
+            uid = np.array([lane])
+            s = info.road_s(uid, np.array([p]))
+            t = net.uid_t_center(uid, s)
+            x, y, z = net.to_world_index(info.road[uid], s, t)
+            _, _, heading = info.table.pose(uid, np.array([p]))
+            # Slow enough to stop comfortably behind the vehicle ahead, at most 90 % of
+            # the desired speed.
+            stop_room = max(gap - _JAM_GAP, 0.0)
+            speed = min(
+                0.9 * float(desired_speed[slot] * info.speed_limit[lane]),
+                float(rear_speed[lane]) + float(np.sqrt(2.0 * _COMFORT_DECEL * stop_room)),
+            )
+            for name, value in (
+                ("x", x[0]),
+                ("y", y[0]),
+                ("z", z[0]),
+                ("heading", heading[0]),
+                ("speed", speed),
+                ("accel", 0.0),
+                ("steer", 0.0),
+                ("yaw_rate", 0.0),
+                ("s", s[0]),
+                ("t", t[0]),
+            ):
+                getattr(state, name)[slot] = value
+            state.uid[slot], state.road[slot] = lane, info.road[lane]
+            state.id[slot] = next_id
+            state.active[slot], state.left_map[slot], state.collided[slot] = True, False, False
+            salt[slot] = np.uint64(self.rng.integers(0, 2**63 - 1))
+            rear[lane] = p - half
+            next_id += 1
+        self.pending = waiting
+        return next_id
