@@ -5,11 +5,18 @@ import roadsim
 
 def test_exported_members() -> None:
     assert sorted(roadsim.__all__) == [
+        "CollisionEvent",
+        "EgoCommand",
         "RoadNetwork",
+        "Scenario",
+        "Simulation",
+        "WorldState",
         "__version__",
         "builtin_maps",
+        "builtin_scenarios",
         "errors",
         "load_map",
+        "load_scenario",
     ]
     for name in roadsim.__all__:
         assert hasattr(roadsim, name)

@@ -3,7 +3,23 @@
 from roadsim import errors
 from roadsim.road.load import builtin_maps, load_map
 from roadsim.road.network import RoadNetwork
+from roadsim.scenario import Scenario, builtin_scenarios, load_scenario
+from roadsim.sim import CollisionEvent, EgoCommand, Simulation
+from roadsim.world.state import WorldState
 
 __version__ = "0.1.0"
 
-__all__ = ["RoadNetwork", "__version__", "builtin_maps", "errors", "load_map"]
+__all__ = [
+    "CollisionEvent",
+    "EgoCommand",
+    "RoadNetwork",
+    "Scenario",
+    "Simulation",
+    "WorldState",
+    "__version__",
+    "builtin_maps",
+    "builtin_scenarios",
+    "errors",
+    "load_map",
+    "load_scenario",
+]

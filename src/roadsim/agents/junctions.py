@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+from scipy.spatial import cKDTree
 
 from roadsim.agents.perception import LaneOccupancy
 from roadsim.world.routing import LaneInfo
@@ -21,6 +22,7 @@ from roadsim.world.routing import LaneInfo
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+UIntArray = npt.NDArray[np.uint64]
 
 YIELD_RANGE = 40.0  # m before a junction entry where a vehicle asks to enter, at least
 _CONTACT = 3.0  # m: centre lines closer than this conflict
@@ -29,6 +31,7 @@ _ANGLE_DEG = 20.0
 SETBACK = 3.0  # m: a vehicle told to wait stops this far before the entry (and IDM's gap)
 LONG_VEHICLE = 8.0  # m: vehicles at least this long use the wider conflicts
 LONG_SWEEP = 2.0  # m added to the contact distances for long vehicles
+_MAX_PIECES = 8  # connecting lanes one path through a junction may have, at most
 _EXIT_MARGIN = 2.0  # m of room beyond its length a vehicle needs after a junction
 _SHARED_START = 4.0  # m: lanes leaving the same lane may touch over their first metres
 
@@ -58,6 +61,7 @@ class JunctionGate:
         stop_before: FloatArray,
         occ: LaneOccupancy,
         half_length: FloatArray,
+        salt: UIntArray,
     ) -> FloatArray:
         """Gap to the entry of a junction lane each vehicle may not enter yet (inf: free).
 
@@ -77,106 +81,137 @@ class JunctionGate:
                 only if the lane after the junction has room for it, so that a queue
                 never blocks the junction; long vehicles sweep wider in turns and use
                 the wider conflicts.
+            salt: Route salts of the vehicles, shape (N,).
         """
         info = self.info
         n = me.size
         out = np.full(n, np.inf)
         if self.conflicts is None:
             return out
-        in_junction = (lanes >= 0) & (info.junction[np.maximum(lanes, 0)] >= 0)
-        now_in = in_junction[:, 0]
-        # Held lanes: occupied now (by anyone), or granted; separately by long vehicles.
+        junction = np.where(lanes >= 0, info.junction[np.maximum(lanes, 0)], -1)
+        now_in = junction[:, 0] >= 0
+        ahead = (junction[:, 1:] >= 0) & ~now_in[:, None]
+        has = ahead.any(axis=1)
+        h = np.where(has, np.argmax(ahead, axis=1) + 1, 0)
+        entry = start[np.arange(n), h]
+        ask_range = np.maximum(YIELD_RANGE, stop_distance + 15.0)
+        asking = has & (entry < ask_range) & (leader_gap > entry) & (stop_before > entry)
+        self.granted[me[~asking]] = False
+        length = 2.0 * half_length[me]
+        is_long = length >= LONG_VEHICLE
+        # Held: every connecting lane with an actor on it, the paths of vehicles inside,
+        # and the paths of vehicles let in; separately for long vehicles.
         on_junction = info.junction[occ.uid] >= 0
         held = np.zeros(info.n, dtype=bool)
         held[occ.uid[on_junction]] = True
         held_long = np.zeros(info.n, dtype=bool)
-        long_entry = on_junction & (2.0 * half_length[occ.slot] >= LONG_VEHICLE)
-        held_long[occ.uid[long_entry]] = True
-        length = 2.0 * half_length[me]
-        is_long = length >= LONG_VEHICLE
-        ahead = in_junction[:, 1:] & ~now_in[:, None]
-        has = ahead.any(axis=1)
-        h = np.argmax(ahead, axis=1) + 1
-        entry = start[np.arange(n), h]
-        ask_range = np.maximum(YIELD_RANGE, stop_distance + 15.0)
-        asking = has & (entry < ask_range) & (leader_gap > entry) & (stop_before > entry)
-        cand = np.flatnonzero(asking)
-        self.granted[me[~asking]] = False
+        held_long[occ.uid[on_junction & (2.0 * half_length[occ.slot] >= LONG_VEHICLE)]] = True
+        holding = np.flatnonzero(now_in | (asking & self.granted[me]))
+        row, path_lane, _ = self._paths(lanes[holding, h[holding]], salt[holding])
+        held[path_lane] = True
+        held_long[path_lane[is_long[holding[row]]]] = True
+
+        cand = np.flatnonzero(asking & ~self.granted[me])
         if cand.size == 0:
             return out
-        lane = lanes[cand, h[cand]]
-        already = self.granted[me[cand]]
-        held[lane[already]] = True
-        held_long[lane[already & is_long[cand]]] = True
-        after = lanes[cand, np.minimum(h[cand] + 1, lanes.shape[1] - 1)]
-        unknown = (h[cand] + 1 >= lanes.shape[1]) | (after < 0)
-        first = occ.first(np.where(unknown, -1, after))
+        k, need, after = self._paths(lanes[cand, h[cand]], salt[cand])
+        # Room after the junction, in the lane its path leads into.
+        first = occ.first(after)
         rear = occ.p[np.maximum(first, 0)] - half_length[occ.slot[np.maximum(first, 0)]]
         fits = (first < 0) | (rear > length[cand] + _EXIT_MARGIN)
-        conf, conf_long = self.conflicts, self.conflicts_long
-        assert conf_long is not None
-        ask = np.flatnonzero(~already)
-        if ask.size:
-            grant = self._serve(
-                lane[ask],
-                is_long[cand[ask]],
-                fits[ask],
-                held,
-                held_long,
-                conf,
-                conf_long,
-                np.lexsort((me[cand[ask]], entry[cand[ask]])),
-            )
-            refused = cand[ask[~grant]]
-            out[refused] = entry[refused] - SETBACK
-            self.granted[me[refused]] = False
-            self.granted[me[cand[ask[grant]]]] = True
+        grant = self._serve(
+            k,
+            need,
+            cand.size,
+            is_long[cand],
+            fits,
+            held,
+            held_long,
+            np.lexsort((me[cand], entry[cand])),
+        )
+        refused = cand[~grant]
+        out[refused] = entry[refused] - SETBACK
+        self.granted[me[cand[grant]]] = True
         return out
+
+    def _paths(self, first: IntArray, salt: UIntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """The path of each vehicle through a junction, from its connecting lane ``first``
+        on along its route while the lanes stay in that junction (connecting roads may
+        come in pieces).
+
+        Returns:
+            ``(row, lane, after)``: the path as (vehicle row, lane) pairs, and for each
+            vehicle the lane the path leads into (-1: none).
+        """
+        info = self.info
+        junction = info.junction[first]
+        rows = [np.arange(first.size)]
+        lanes = [first]
+        cur = first
+        live = np.ones(first.size, dtype=bool)
+        after = np.full(first.size, -1, dtype=np.int64)
+        for _ in range(_MAX_PIECES):
+            nxt = info.choose_next(salt, cur)
+            inside = live & (nxt >= 0) & (info.junction[np.maximum(nxt, 0)] == junction)
+            leaving = live & ~inside
+            after[leaving] = nxt[leaving]
+            live = inside
+            if not live.any():
+                break
+            rows.append(np.flatnonzero(live))
+            lanes.append(nxt[live])
+            cur = np.where(live, nxt, cur)
+        return np.concatenate(rows), np.concatenate(lanes), after
 
     def _serve(
         self,
+        request: IntArray,
         lane: IntArray,
+        m: int,
         is_long: BoolArray,
         fits: BoolArray,
         held: BoolArray,
         held_long: BoolArray,
-        conf: Conflicts,
-        conf_long: Conflicts,
         order: IntArray,
     ) -> BoolArray:
-        """Which requests for ``lane`` are granted this tick, first come (``order``) first.
+        """Which of ``m`` requests are granted this tick, first come (``order``) first.
 
-        A request is refused when a conflicting lane is held, when the lane after the
-        junction is full, or when an earlier request of this tick conflicts with it (that
-        one may itself be refused: it is then served next tick, a 50 ms delay).
+        Request ``request[j]`` needs ``lane[j]`` (a request may need several lanes). It is
+        refused when a lane conflicting with one it needs is held, when the lane after
+        the junction is full, or when an earlier request of this tick conflicts with it
+        (that one may itself be refused: it is then served next tick, a 50 ms delay).
         """
-        m = lane.size
-        near_row, near_lane = conf.rows(lane)
-        wide_row, wide_lane = conf_long.rows(lane)
-        blocked = np.zeros(m, dtype=bool)
-        blocked[near_row[held[near_lane] & ~is_long[near_row]]] = True
-        blocked[wide_row[held_long[wide_lane] | (held[wide_lane] & is_long[wide_row])]] = True
-        # Conflicts among this tick's requests (wide ones where either vehicle is long),
-        # and two requests for the same lane.
+        conf, conf_long = self.conflicts, self.conflicts_long
+        assert conf is not None and conf_long is not None
         rank = np.empty(m, dtype=np.int64)
         rank[order] = np.arange(m)
-        position = self._position  # lane -> request, -1 elsewhere (reset below)
-        position[lane] = np.arange(m)
+        near_pair, near_lane = conf.rows(lane)
+        wide_pair, wide_lane = conf_long.rows(lane)
+        near_req, wide_req = request[near_pair], request[wide_pair]
+        blocked = np.zeros(m, dtype=bool)
+        blocked[near_req[held[near_lane] & ~is_long[near_req]]] = True
+        blocked[wide_req[held_long[wide_lane] | (held[wide_lane] & is_long[wide_req])]] = True
+        # Conflicts among this tick's requests (wide ones where either vehicle is long),
+        # and two requests that need the same lane.
+        position = self._position  # lane -> the earliest request needing it (reset below)
+        by_rank = np.argsort(-rank[request], kind="stable")  # latest first: earliest wins
+        position[lane[by_rank]] = request[by_rank]
         beaten = np.zeros(m, dtype=bool)
-        for rows, lanes, wide in ((near_row, near_lane, False), (wide_row, wide_lane, True)):
-            other = position[lanes]
-            hit = other >= 0
+        beaten[request[position[lane] != request]] = True
+        for req, other_lane, wide in ((near_req, near_lane, False), (wide_req, wide_lane, True)):
+            other = position[other_lane]
+            hit = (other >= 0) & (other != req)
             if wide:
-                hit &= is_long[rows] | is_long[np.maximum(other, 0)]
-            later = hit & (rank[rows] > rank[np.maximum(other, 0)])
-            beaten[rows[later]] = True
+                hit &= is_long[req] | is_long[np.maximum(other, 0)]
+            beaten[req[hit & (rank[req] > rank[np.maximum(other, 0)])]] = True
         position[lane] = -1
-        first_of_lane = np.zeros(m, dtype=bool)
-        by_lane = np.lexsort((rank, lane))
-        first_of_lane[
-            by_lane[np.concatenate(([True], lane[by_lane][1:] != lane[by_lane][:-1]))]
-        ] = True
-        return ~blocked & fits & ~beaten & first_of_lane
+        return ~blocked & fits & ~beaten
+
+
+def _first_link(ptr: IntArray, idx: IntArray) -> IntArray:
+    """The first entry of each CSR row (-1 for empty rows)."""
+    has = ptr[1:] > ptr[:-1]
+    return np.where(has, idx[np.minimum(ptr[:-1], max(idx.size - 1, 0))], -1)
 
 
 class Conflicts:
@@ -202,49 +237,58 @@ class Conflicts:
 
 
 def junction_conflicts(info: LaneInfo, sweep: float) -> Conflicts | None:
-    """Which connecting lanes of each junction conflict (symmetric, by lane uid).
+    """Which connecting lanes conflict (symmetric, by lane uid), in any junction.
 
     Two lanes conflict when they lead into the same lane (a merge), or when their centre
     lines come closer than `_CONTACT` metres, or closer than `_CONTACT_ANGLED` metres at
     an angle of more than `_ANGLE_DEG` degrees; ``sweep`` metres are added to both
     distances for vehicles that sweep wider. Lanes that leave the same lane share their
-    first metres; contact there does not count.
+    first metres, and consecutive pieces of one connecting road touch end to start:
+    neither counts. Lanes of different junctions conflict too where junctions overlap.
     """
     table = info.table
-    j_lanes = np.flatnonzero((info.junction >= 0) & info.drivable)
-    if j_lanes.size == 0:
+    lanes = np.flatnonzero((info.junction >= 0) & info.drivable)
+    if lanes.size == 0:
         return None
-    rows: list[IntArray] = []
-    cols: list[IntArray] = []
-    order = np.argsort(info.junction[j_lanes], kind="stable")
-    groups = np.split(j_lanes[order], np.flatnonzero(np.diff(info.junction[j_lanes[order]])) + 1)
-    cos_limit = np.cos(np.radians(_ANGLE_DEG))
-    for lanes in groups:
-        m = lanes.size
-        if m < 2:
-            continue
-        first, count = table.ptr[lanes], table.ptr[lanes + 1] - table.ptr[lanes]
-        sample = np.concatenate([np.arange(f, f + c) for f, c in zip(first, count, strict=True)])
-        owner = np.repeat(np.arange(m), count)
-        along = (sample - np.repeat(first, count)) * np.repeat(table.spacing[lanes], count)
-        x, y = table.x[sample], table.y[sample]
-        dx, dy = table.dir_x[sample], table.dir_y[sample]
-        dist = np.hypot(x[:, None] - x[None, :], y[:, None] - y[None, :])
-        angled = np.abs(dx[:, None] * dx[None, :] + dy[:, None] * dy[None, :]) < cos_limit
-        touch = (dist < _CONTACT + sweep) | ((dist < _CONTACT_ANGLED + sweep) & angled)
-        # Lanes from the same lane: not at their shared start.
-        pred = [set(info.prev_idx[info.prev_ptr[u] : info.prev_ptr[u + 1]].tolist()) for u in lanes]
-        succ = [set(info.next_idx[info.next_ptr[u] : info.next_ptr[u + 1]].tolist()) for u in lanes]
-        near_start = along < _SHARED_START
-        same_pred = np.array([[bool(pa & pb) for pb in pred] for pa in pred])
-        touch &= ~(same_pred[owner][:, owner] & near_start[:, None] & near_start[None, :])
-        starts = np.concatenate(([0], np.cumsum(count)[:-1]))
-        hits = np.logical_or.reduceat(np.logical_or.reduceat(touch, starts, axis=0), starts, axis=1)
-        merge = np.array([[bool(sa & sb) for sb in succ] for sa in succ])
-        pairs = (hits | merge) & ~np.eye(m, dtype=bool)
-        a, b = np.nonzero(pairs)
-        rows.append(lanes[a])
-        cols.append(lanes[b])
-    row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    col = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-    return Conflicts(info.n, row.astype(np.int64), col.astype(np.int64))
+    first, count = table.ptr[lanes], table.ptr[lanes + 1] - table.ptr[lanes]
+    sample = np.arange(first.size).repeat(count)
+    offset = np.arange(sample.size) - np.repeat(np.cumsum(count) - count, count)
+    index = first[sample] + offset
+    owner = lanes[sample]
+    along = offset * table.spacing[owner]
+    x, y = table.x[index], table.y[index]
+    reach = _CONTACT_ANGLED + sweep
+    pairs = cKDTree(np.column_stack((x, y))).query_pairs(reach, output_type="ndarray")
+    i, j = pairs[:, 0], pairs[:, 1]
+    la, lb = owner[i], owner[j]
+    dist = np.hypot(x[i] - x[j], y[i] - y[j])
+    cos = (
+        table.dir_x[index[i]] * table.dir_x[index[j]]
+        + table.dir_y[index[i]] * table.dir_y[index[j]]
+    )
+    touch = (la != lb) & (
+        (dist < _CONTACT + sweep) | (np.abs(cos) < np.cos(np.radians(_ANGLE_DEG)))
+    )
+    before, after = (
+        _first_link(info.prev_ptr, info.prev_idx),
+        _first_link(info.next_ptr, info.next_idx),
+    )
+    shared_start = (before[la] >= 0) & (before[la] == before[lb])
+    shared_start &= (along[i] < _SHARED_START) & (along[j] < _SHARED_START)
+    consecutive = (after[la] == lb) | (after[lb] == la)
+    touch &= ~shared_start & ~consecutive
+    # Merges: connecting lanes that lead into the same lane.
+    into = after[lanes]
+    order = np.argsort(into, kind="stable")
+    ends, ordered = into[order], lanes[order]
+    ma, mb = [], []
+    for k in range(1, lanes.size):
+        same = (ends[k:] == ends[:-k]) & (ends[k:] >= 0)
+        if not same.any():
+            break
+        ma.append(ordered[:-k][same])
+        mb.append(ordered[k:][same])
+    row = np.concatenate([la[touch], lb[touch], *ma, *mb])
+    col = np.concatenate([lb[touch], la[touch], *mb, *ma])
+    key = np.unique(row * info.n + col)
+    return Conflicts(info.n, key // info.n, key % info.n)

@@ -51,6 +51,7 @@ _NO_CHANGE_BEFORE_END = 25.0  # m: no voluntary change this close to the end of 
 _FORCED_RANGE = 200.0  # m before a lane drop where vehicles must change lanes
 _FORCED_BONUS = 10.0  # m/s^2 added to the incentive of a forced change
 _MERGE_RANGE = 60.0  # m before the end of a dropping lane where a vehicle asks to merge
+_WIDTH_MARGIN = 0.5  # m a lane must be wider than a vehicle changing into it
 _EDGE_TOLERANCE = 0.2  # m an actor may reach over its lane's edge unseen by the next lane
 _ABORT_GAP = 1.0  # m: a change is given up when the gap ahead in the target lane is smaller
 
@@ -197,7 +198,9 @@ class TrafficModel:
             gap[c[closer]], lead_v[c[closer]] = g2[closer], v2[closer]
         lanes = np.concatenate((uid[:, None], route), axis=1)  # (n, 1 + HOPS)
         start = self._starts(lanes, p, half)
-        obstacle = self._obstacles(me, lanes, start, v, time, idm, gap, occ, half_all)
+        obstacle = self._obstacles(
+            me, lanes, start, v, time, idm, gap, occ, half_all, my_salt, target != uid
+        )
         blocked = obstacle < gap
         gap = np.where(blocked, obstacle, gap)
         lead_v = np.where(blocked, 0.0, lead_v)
@@ -289,6 +292,8 @@ class TrafficModel:
         leader_gap: FloatArray,
         occ: LaneOccupancy,
         half_all: FloatArray,
+        salt: UIntArray,
+        changing: BoolArray,
     ) -> FloatArray:
         """Gap from each front bumper to the nearest standing obstacle (inf: none).
 
@@ -316,11 +321,16 @@ class TrafficModel:
         # edge of the map drive off it and are taken out by the simulation.
         last = np.concatenate((lanes[:, 1:] < 0, np.ones((n, 1), dtype=bool)), axis=1)
         ends = (lanes >= 0) & last & (info.end_kind[lanes_c] == LANE_DROP)
-        d = start + info.usable[lanes_c]
+        # A vehicle already moving over into the next lane may use the whole of its own.
+        usable = info.usable[lanes_c]
+        usable[:, 0] = np.where(changing, info.length[lanes_c[:, 0]], usable[:, 0])
+        d = start + usable
         obstacle = np.minimum(obstacle, np.where(ends, d, np.inf).min(axis=1))
 
         # Junction entries the vehicle must yield at.
-        gate = self.gate.gaps(me, lanes, start, stop_distance, leader_gap, obstacle, occ, half_all)
+        gate = self.gate.gaps(
+            me, lanes, start, stop_distance, leader_gap, obstacle, occ, half_all, salt
+        )
         nearest: FloatArray = np.minimum(obstacle, gate)
         return nearest
 
@@ -386,6 +396,10 @@ class TrafficModel:
             cand = neighbour[uid]
             cand_c = np.maximum(cand, 0)
             ok = free & (cand >= 0) & info.drivable[cand_c] & (info.sign[cand_c] == info.sign[uid])
+            # Wide enough for the vehicle here and a little further on.
+            for ahead in (0.0, 15.0):
+                lo, hi = info.table.bounds(cand_c, np.minimum(p + ahead, info.length[cand_c]))
+                ok &= hi - lo >= state.width[me] + _WIDTH_MARGIN
             # Room in the new lane: a voluntary change never goes into a lane about to drop.
             room = np.where(forced, 2.0 * half, _FORCED_RANGE + _NO_CHANGE_BEFORE_END)
             ok &= info.usable[cand_c] - p > room
