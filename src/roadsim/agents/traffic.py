@@ -51,6 +51,7 @@ _NO_CHANGE_BEFORE_END = 25.0  # m: no voluntary change this close to the end of 
 _FORCED_RANGE = 200.0  # m before a lane drop where vehicles must change lanes
 _FORCED_BONUS = 10.0  # m/s^2 added to the incentive of a forced change
 _MERGE_RANGE = 60.0  # m before the end of a dropping lane where a vehicle asks to merge
+_THROUGH_TYPES = frozenset({"driving", "bidirectional"})  # lanes open to lane changes
 _WIDTH_MARGIN = 0.5  # m a lane must be wider than a vehicle changing into it
 _EDGE_TOLERANCE = 0.2  # m an actor may reach over its lane's edge unseen by the next lane
 _ABORT_GAP = 1.0  # m: a change is given up when the gap ahead in the target lane is smaller
@@ -91,6 +92,9 @@ class TrafficModel:
             self.stop_signal[su[first]] = sig[first]
         self.gate = JunctionGate(info)
         self.merge_into = _merge_lanes(info)
+        self.through_lane = np.array(
+            [name in _THROUGH_TYPES for name in info.net.lanes.type_name], dtype=bool
+        )
         self.change_timer: FloatArray = np.zeros(0)
         self.target_uid: IntArray = np.zeros(0, dtype=np.int64)
 
@@ -386,7 +390,7 @@ class TrafficModel:
         graph = info.net.graph
         to_end = info.length[uid] - p
         free = (target == uid) & (self.change_timer[me] <= 0.0) & (info.junction[uid] < 0)
-        forced = (info.end_kind[uid] == LANE_DROP) & (info.usable[uid] - p < _FORCED_RANGE)
+        forced = info.drop_at[uid] - p < _FORCED_RANGE
         free &= forced | (to_end > _NO_CHANGE_BEFORE_END)
         if not free.any():
             return target
@@ -402,7 +406,9 @@ class TrafficModel:
                 ok &= hi - lo >= state.width[me] + _WIDTH_MARGIN
             # Room in the new lane: a voluntary change never goes into a lane about to drop.
             room = np.where(forced, 2.0 * half, _FORCED_RANGE + _NO_CHANGE_BEFORE_END)
-            ok &= info.usable[cand_c] - p > room
+            ok &= np.minimum(info.usable[cand_c], info.drop_at[cand_c]) - p > room
+            # Entry, exit and ramp lanes are for traffic that needs them, not for overtaking.
+            ok &= forced | self.through_lane[cand_c]
             if not ok.any():
                 continue
             i = np.flatnonzero(ok)

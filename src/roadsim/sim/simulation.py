@@ -158,8 +158,19 @@ class Simulation:
         return steps
 
     def drive_ego(self, command: EgoCommand | None) -> None:
-        """Sets the ego's command for the following ticks (None: back to the autopilot)."""
+        """Drives the ego with ``command`` from the next tick on, until the next call.
+
+        The ego's ``control`` becomes EXTERNAL; ``None`` hands it back to the autopilot.
+        Until the first command, the autopilot drives the ego whatever the scenario's
+        ``ego.control`` says.
+
+        Raises:
+            ValueError: If the scenario has no ego.
+        """
+        if self.ego_slot is None:
+            raise ValueError("this scenario has no ego vehicle to drive")
         self._ego_command = command
+        self.state.control[self.ego_slot] = AUTOPILOT if command is None else EXTERNAL
 
     # -- the tick -----------------------------------------------------------------------------------------
 
@@ -198,9 +209,7 @@ class Simulation:
 
     def _controls(self, vehicles: IntArray) -> tuple[FloatArray, FloatArray]:
         st = self.state
-        external = st.control[vehicles] == EXTERNAL
-        if self._ego_command is None:
-            external[:] = False
+        external = (st.control[vehicles] == EXTERNAL) & (self._ego_command is not None)
         auto = vehicles[~external]
         accel = np.zeros(vehicles.size)
         steer = np.zeros(vehicles.size)

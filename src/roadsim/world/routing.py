@@ -49,6 +49,8 @@ class LaneInfo:
             lanes go on) or MAP_EDGE (the road network ends there).
         usable: Progress up to which a vehicle may drive in the lane: the lane's length,
             or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`.
+        drop_at: Progress at which a lane, or the single chain of lanes it leads into,
+            drops: where traffic must have left it (inf: no drop ahead).
         table: Sampled centre lines, boundaries and curvature (`LaneTable`).
     """
 
@@ -99,7 +101,20 @@ class LaneInfo:
         end[dead] = np.where(side_goes_on[side[dead]], LANE_DROP, MAP_EDGE)
         self.end_kind: IntArray = end
         self.usable: FloatArray = self._usable_lengths(net)
+        self.drop_at: FloatArray = self._drop_distances()
         self.table = LaneTable(net, np.flatnonzero(self.sign != 0), self.s0, self.s1, self.sign)
+
+    def _drop_distances(self, hops: int = 6) -> FloatArray:
+        """Progress (from each lane's start) where the lane, or the one lane it leads into,
+        and so on, drops (see ``usable``); inf where no drop lies within ``hops`` lanes."""
+        out = np.where(self.end_kind == LANE_DROP, self.usable, np.inf)
+        single = self.next_count == 1
+        nxt = np.where(
+            single, self.next_idx[np.minimum(self.next_ptr[:-1], max(self.next_idx.size - 1, 0))], 0
+        )
+        for _ in range(hops):
+            out = np.where(single, np.minimum(out, self.length + out[nxt]), out)
+        return out
 
     def _usable_lengths(self, net: RoadNetwork) -> FloatArray:
         """Progress up to which a car fits in the lane: its length, except for lanes that

@@ -1,0 +1,216 @@
+"""The simulation: time, determinism, external control, collisions, lights, junctions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from roadsim import EgoCommand, Simulation
+from roadsim.scenario.load import validate_data
+from roadsim.world.state import VEHICLE
+from roadsim.world.traffic_lights import GREEN, RED
+from tests.conftest import CORPUS
+
+MAPS = CORPUS / "maps"
+
+
+def scenario(**fields: Any) -> Simulation:
+    return Simulation(validate_data(fields, "test"))
+
+
+def run_arrays(sim: Simulation, frames: int) -> list[dict[str, np.ndarray]]:
+    out = []
+    for _ in range(frames):
+        sim.step()
+        out.append({k: v.copy() for k, v in sim.state.arrays().items()})
+    return out
+
+
+# -- time ---------------------------------------------------------------------------------------
+
+
+def test_time_is_frame_times_dt() -> None:
+    sim = scenario(map="ring", dt=0.1, traffic={"count": 3})
+    assert (sim.frame, sim.time) == (0, 0.0)
+    assert sim.run(1.0) == 10
+    assert sim.frame == 10
+    assert sim.time == 10 * 0.1
+
+
+def test_state_is_columnar_with_stable_ids() -> None:
+    sim = Simulation("town")
+    st = sim.state
+    n = int(st.active.sum())
+    assert n == sim.vehicle_count  # the town has no static objects
+    assert all(a.shape == (st.capacity,) for a in st.arrays().values())
+    assert len(set(st.id[st.active].tolist())) == n
+    ids = st.id.copy()
+    sim.run(2.0)
+    assert np.array_equal(sim.state.id[ids >= 0], ids[ids >= 0])
+
+
+# -- determinism ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["highway", "town"])
+def test_same_seed_gives_bit_identical_frames(name: str) -> None:
+    first = run_arrays(Simulation(name), 200)
+    second = run_arrays(Simulation(name), 200)
+    for frame, (a, b) in enumerate(zip(first, second, strict=True)):
+        for key in a:
+            assert a[key].tobytes() == b[key].tobytes(), (frame, key)
+
+
+def test_another_seed_gives_other_traffic() -> None:
+    a = Simulation("town", seed=1)
+    b = Simulation("town", seed=2)
+    assert not np.array_equal(a.state.x, b.state.x)
+    a.run(5.0)
+    b.run(5.0)
+    assert not np.array_equal(a.state.s, b.state.s)
+
+
+# -- the ego --------------------------------------------------------------------------------------
+
+
+def ego_on_highway() -> Simulation:
+    return scenario(map="highway", ego={"spawn": {"road": 1, "lane": -3, "s": 60}, "speed": 20})
+
+
+def test_ego_follows_pedal_commands() -> None:
+    sim = ego_on_highway()
+    ego = sim.ego_slot
+    assert ego is not None
+    sim.drive_ego(EgoCommand(throttle=1.0))
+    sim.run(1.0)
+    assert sim.state.speed[ego] == pytest.approx(20.0 + 3.5, abs=0.05)  # car: 3.5 m/s^2
+    sim.drive_ego(EgoCommand(brake=1.0))
+    sim.run(4.0)
+    assert sim.state.speed[ego] == 0.0
+
+
+def test_ego_follows_acceleration_and_curvature_targets() -> None:
+    sim = ego_on_highway()
+    ego = sim.ego_slot
+    assert ego is not None
+    sim.drive_ego(EgoCommand(accel=-2.0, curvature=0.0))
+    sim.run(2.0)
+    assert sim.state.speed[ego] == pytest.approx(16.0, abs=1e-9)
+    heading = sim.state.heading[ego]
+    sim.drive_ego(EgoCommand(accel=0.0, curvature=0.01))
+    sim.run(5.0)  # steering ramps up at its rate limit, then holds the curvature
+    assert sim.state.yaw_rate[ego] == pytest.approx(16.0 * 0.01, rel=1e-6)
+    assert sim.state.heading[ego] > heading + 0.5
+
+
+def test_ego_without_commands_drives_on_autopilot() -> None:
+    sim = ego_on_highway()
+    ego = sim.ego_slot
+    assert ego is not None
+    slowest = np.inf
+
+    def watch(s: Simulation) -> None:
+        nonlocal slowest
+        assert s.state.uid[ego] >= 0
+        slowest = min(slowest, float(s.state.speed[ego]))
+
+    sim.run(20.0, on_step=watch)
+    assert slowest > 19.0  # on an empty motorway it only speeds up
+
+
+# -- collisions -----------------------------------------------------------------------------------
+
+
+def test_driving_into_an_obstacle_is_a_collision_event() -> None:
+    sim = scenario(
+        map="highway",
+        ego={"spawn": {"road": 1, "lane": -3, "s": 60}, "speed": 10},
+        objects=[{"type": "box", "position": {"road": 1, "lane": -3, "s": 100}}],
+    )
+    ego = sim.ego_slot
+    assert ego is not None
+    box = int(np.flatnonzero(sim.state.kind == 1)[0])
+    sim.drive_ego(EgoCommand(throttle=0.2))
+    frames = sim.run(10.0, on_step=lambda s: bool(s.events))
+    assert sim.events, "the ego should hit the box"
+    event = sim.events[0]
+    assert {event.id_a, event.id_b} == {int(sim.state.id[ego]), int(sim.state.id[box])}
+    assert event.frame == frames and event.time == frames * sim.dt
+    assert sim.state.collided[ego] and sim.state.collided[box]
+    # Still touching: no new event for the same pair.
+    sim.drive_ego(EgoCommand(brake=1.0))
+    sim.run(0.5)
+    assert len(sim.events) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["highway", "town"])
+def test_no_traffic_collisions_in_builtin_scenarios_over_five_minutes(name: str) -> None:
+    sim = Simulation(name)
+    sim.run(300.0)
+    assert sim.events == []
+    assert sim.vehicle_count > 0
+
+
+# -- lights and junctions -----------------------------------------------------------------------------
+
+
+def test_traffic_stops_at_red_and_goes_at_green() -> None:
+    # The four streets of the town meet at a signalised crossroads at their s = 0; lane 1
+    # drives toward it and the light stands at s = 2. Start the ego (on autopilot) 60 m
+    # before the light on a street whose light shows red at first.
+    red_street = None
+    for road in ("1", "2", "3", "4"):
+        sim = scenario(
+            map="town",
+            ego={"spawn": {"road": road, "lane": 1, "s": 60}, "speed": 10, "control": "autopilot"},
+        )
+        ego = sim.ego_slot
+        assert ego is not None
+        lane = int(sim.state.uid[ego])
+        signal = int(sim.traffic.stop_signal[lane])
+        assert signal >= 0, f"road {road}: no light governs lane 1"
+        if sim.lights.state(0.0)[signal] == RED and sim.lights.state(8.0)[signal] == RED:
+            red_street = road
+            break
+    assert red_street is not None
+    stop_s = 2.0
+    stopped_at_red = crossed_at_green = False
+    for _ in range(round(60.0 / sim.dt)):
+        sim.step()
+        shown = sim.lights.state(sim.time)[signal]
+        front = sim.state.s[ego] - 0.5 * sim.state.length[ego]
+        on_approach = sim.state.uid[ego] == lane
+        if shown == RED and on_approach:
+            assert front > stop_s - 0.01, "ran the red light"
+            stopped_at_red |= bool(sim.state.speed[ego] < 0.05) and front < stop_s + 8.0
+        if shown == GREEN and not on_approach:
+            crossed_at_green = True
+            break
+    assert stopped_at_red and crossed_at_green
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["esmini/multi_intersections", "libOpenDRIVE/test"])
+def test_traffic_drives_through_junctions_on_corpus_maps(name: str) -> None:
+    sim = scenario(
+        map=str(MAPS / f"{name}.xodr"), seed=4, traffic={"count": 40, "mix": {"car": 1.0}}
+    )
+    info, st = sim.info, sim.state
+    junction_lanes: set[int] = set()
+    off_lane = 0
+
+    def watch(s: Simulation) -> None:
+        nonlocal off_lane
+        vehicles = st.active & (st.kind == VEHICLE)
+        off_lane += int(np.sum(vehicles & (st.uid < 0)))
+        uid = st.uid[vehicles & (st.uid >= 0)]
+        junction_lanes.update(uid[info.junction[uid] >= 0].tolist())
+
+    sim.run(180.0, on_step=watch)
+    assert off_lane == 0
+    drivable_junction_lanes = int(np.sum((info.junction >= 0) & info.drivable))
+    assert len(junction_lanes) > 0.5 * drivable_junction_lanes
+    assert sim.vehicle_count == 40
