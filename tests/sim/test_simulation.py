@@ -214,3 +214,23 @@ def test_traffic_drives_through_junctions_on_corpus_maps(name: str) -> None:
     drivable_junction_lanes = int(np.sum((info.junction >= 0) & info.drivable))
     assert len(junction_lanes) > 0.5 * drivable_junction_lanes
     assert sim.vehicle_count == 40
+
+
+# -- lifecycle ------------------------------------------------------------------------------------
+
+
+def test_vehicles_that_leave_come_back_as_new_vehicles() -> None:
+    traffic = {"density": 10, "mix": {"car": 1.0}}
+    kept = scenario(map="highway", traffic=traffic)
+    gone = scenario(map="highway", traffic={**traffic, "respawn": False})
+    start = kept.vehicle_count
+    assert gone.vehicle_count == start
+    seen = set(kept.state.id[kept.state.active].tolist())
+    kept.run(120.0)
+    gone.run(120.0)
+    assert gone.left_map > 0 and gone.vehicle_count == start - gone.left_map
+    assert kept.left_map > 0 and kept.vehicle_count > 0.8 * start
+    ids = kept.state.id[kept.state.active].tolist()
+    assert len(set(ids)) == len(ids)
+    assert set(ids) - seen, "new vehicles get new ids"
+    assert max(ids) >= start

@@ -1,0 +1,85 @@
+"""``roadsim run`` and ``roadsim scenario``, run as the installed command."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from tests.test_cli import ROADSIM, run
+
+
+def test_run_prints_a_summary() -> None:
+    proc = run("run", "town", "--duration", "2", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "Scenario          town (seed 0)" in text
+    assert "Frames            40" in text
+    assert "Simulated time    2.00 s" in text
+    for field in ("Real-time factor", "Agent-steps/s", "Collisions", "Left the map"):
+        assert field in text
+
+
+def test_run_json_summary_with_seed() -> None:
+    proc = run("run", "highway", "--duration", "1", "--seed", "7", "--no-progress", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["seed"] == 7
+    assert summary["frames"] == 20
+    assert summary["simulated_s"] == 1.0
+    assert summary["vehicles"] > 100
+    assert summary["agent_steps_per_s"] > 0
+    assert summary["interrupted"] is False
+
+
+def test_run_realtime_is_paced() -> None:
+    start = time.perf_counter()
+    proc = run("run", "town", "--duration", "1.5", "--realtime", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert time.perf_counter() - start >= 1.5
+
+
+def test_ctrl_c_ends_with_the_summary() -> None:
+    proc = subprocess.Popen(
+        [str(ROADSIM), "run", "highway", "--duration", "3600", "--no-progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(4.0)  # past start-up, into the run
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "(interrupted)" in out
+    assert "Traceback" not in err
+
+
+def test_bad_scenario_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("map: highway\ntraffic:\n  cout: 3\n")
+    for command in (["run", str(bad)], ["scenario", "check", str(bad)]):
+        proc = run(*command)
+        assert proc.returncode == 2
+        assert "bad.yaml:3: traffic.cout: unknown key (did you mean 'count'?)" in proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_bad_duration_is_a_usage_error() -> None:
+    proc = run("run", "town", "--duration", "-1")
+    assert proc.returncode == 2
+    assert "--duration must be positive" in proc.stderr
+
+
+def test_scenario_schema_list_and_check() -> None:
+    schema = json.loads(run("scenario", "schema").stdout)
+    assert schema["type"] == "object"
+    assert {"map", "seed", "dt", "duration", "ego", "traffic", "objects"} <= set(
+        schema["properties"]
+    )
+    names = run("scenario", "list").stdout.split()
+    assert {"highway", "town"} <= set(names)
+    proc = run("scenario", "check", "town")
+    assert proc.returncode == 0
+    assert "town: ok" in proc.stdout
