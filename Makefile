@@ -26,7 +26,9 @@ test: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -q
 
 bench: $(STAMP)
+	$(BIN)/pip install --quiet -e ".[dev,bench]"
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_map.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_sim.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -38,7 +38,9 @@ class LaneOccupancy:
 
     @classmethod
     def build(cls, lanes: int, slot: IntArray, uid: IntArray, p: FloatArray) -> LaneOccupancy:
-        order = np.lexsort((slot, p, uid))
+        # By lane, then progress, then input order (two stable sorts beat a lexsort).
+        order = np.argsort(p, kind="stable")
+        order = order[np.argsort(uid[order], kind="stable")]
         counts = np.bincount(uid, minlength=lanes)
         ptr = np.zeros(lanes + 1, dtype=np.int64)
         np.cumsum(counts, out=ptr[1:])

@@ -52,6 +52,7 @@ _FORCED_RANGE = 200.0  # m before a lane drop where vehicles must change lanes
 _FORCED_BONUS = 10.0  # m/s^2 added to the incentive of a forced change
 _MERGE_RANGE = 60.0  # m before the end of a dropping lane where a vehicle asks to merge
 _THROUGH_TYPES = frozenset({"driving", "bidirectional"})  # lanes open to lane changes
+_DECIDE_EVERY = 4  # ticks between two lane-change decisions of one vehicle
 _WIDTH_MARGIN = 0.5  # m a lane must be wider than a vehicle changing into it
 _EDGE_TOLERANCE = 0.2  # m an actor may reach over its lane's edge unseen by the next lane
 _ABORT_GAP = 1.0  # m: a change is given up when the gap ahead in the target lane is smaller
@@ -95,6 +96,7 @@ class TrafficModel:
         self.through_lane = np.array(
             [name in _THROUGH_TYPES for name in info.net.lanes.type_name], dtype=bool
         )
+        self._tick = 0
         self.change_timer: FloatArray = np.zeros(0)
         self.target_uid: IntArray = np.zeros(0, dtype=np.int64)
 
@@ -152,6 +154,7 @@ class TrafficModel:
             ``(accel, steer)`` for ``idx`` (m/s^2, rad).
         """
         info = self.info
+        self._tick += 1
         accel = np.zeros(idx.size)
         steer = np.zeros(idx.size)
         on_lane = state.uid[idx] >= 0
@@ -392,6 +395,9 @@ class TrafficModel:
         free = (target == uid) & (self.change_timer[me] <= 0.0) & (info.junction[uid] < 0)
         forced = info.drop_at[uid] - p < _FORCED_RANGE
         free &= forced | (to_end > _NO_CHANGE_BEFORE_END)
+        # Drivers think about changing lanes a few times a second, not at every tick:
+        # each vehicle (by slot) on one tick in `_DECIDE_EVERY`, forced changes always.
+        free &= forced | (me % _DECIDE_EVERY == self._tick % _DECIDE_EVERY)
         if not free.any():
             return target
         best_gain = np.full(uid.size, -np.inf)
