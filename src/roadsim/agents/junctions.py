@@ -28,6 +28,7 @@ YIELD_RANGE = 40.0  # m before a junction entry where a vehicle asks to enter, a
 _CONTACT = 3.0  # m: centre lines closer than this conflict
 _CONTACT_ANGLED = 4.5  # m: ... or closer than this at an angle
 _ANGLE_DEG = 20.0
+SHORT_LINK = 10.0  # m: a road this short between two junctions joins them into one box
 SETBACK = 3.0  # m: a vehicle told to wait stops this far before the entry (and IDM's gap)
 LONG_VEHICLE = 8.0  # m: vehicles at least this long use the wider conflicts
 LONG_SWEEP = 2.0  # m added to the contact distances for long vehicles
@@ -41,6 +42,7 @@ class JunctionGate:
 
     def __init__(self, info: LaneInfo) -> None:
         self.info = info
+        self.boxed = _boxed(info)
         self.conflicts = junction_conflicts(info, 0.0)
         self.conflicts_long = junction_conflicts(info, LONG_SWEEP)
         self.granted: BoolArray = np.zeros(0, dtype=bool)
@@ -58,6 +60,7 @@ class JunctionGate:
         start: FloatArray,
         stop_distance: FloatArray,
         leader_gap: FloatArray,
+        ahead_goes: BoolArray,
         stop_before: FloatArray,
         occ: LaneOccupancy,
         half_length: FloatArray,
@@ -72,8 +75,11 @@ class JunctionGate:
                 ``lanes`` (m), shape (N, H).
             stop_distance: Distance each vehicle needs to stop comfortably (m); a vehicle
                 asks to enter from a little further than that.
-            leader_gap: Gap to the vehicle ahead (m); only the first vehicle before an
-                entry may ask (one further back waits behind it, holding nothing).
+            leader_gap: Gap to the vehicle ahead (m).
+            ahead_goes: The vehicle ahead has been let in or is in a junction. A vehicle
+                asks only if it is the first before the entry, or the one ahead of it
+                goes: one behind a vehicle that waits holds nothing (no deadlock), and
+                one that follows a vehicle in asks early enough to stop if refused.
             stop_before: Distance to where the vehicle must stop anyway (a red light);
                 a vehicle that must stop before the entry does not ask either.
             occ: This tick's lane occupancy: every actor on a connecting lane holds it.
@@ -88,26 +94,32 @@ class JunctionGate:
         out = np.full(n, np.inf)
         if self.conflicts is None:
             return out
-        junction = np.where(lanes >= 0, info.junction[np.maximum(lanes, 0)], -1)
+        junction = np.where((lanes >= 0) & self.boxed[np.maximum(lanes, 0)], 0, -1)
         now_in = junction[:, 0] >= 0
-        ahead = (junction[:, 1:] >= 0) & ~now_in[:, None]
+        # The next entry: a connecting lane after an ordinary one (a vehicle in a junction
+        # asks for the next junction too, when a short road leads to it).
+        ahead = (junction[:, 1:] >= 0) & (junction[:, :-1] < 0)
         has = ahead.any(axis=1)
         h = np.where(has, np.argmax(ahead, axis=1) + 1, 0)
         entry = start[np.arange(n), h]
         ask_range = np.maximum(YIELD_RANGE, stop_distance + 15.0)
-        asking = has & (entry < ask_range) & (leader_gap > entry) & (stop_before > entry)
+        first_or_follows = (leader_gap > entry) | ahead_goes
+        asking = has & (entry < ask_range) & first_or_follows & (stop_before > entry)
         self.granted[me[~asking]] = False
         length = 2.0 * half_length[me]
         is_long = length >= LONG_VEHICLE
         # Held: every connecting lane with an actor on it, the paths of vehicles inside,
         # and the paths of vehicles let in; separately for long vehicles.
-        on_junction = info.junction[occ.uid] >= 0
+        on_junction = self.boxed[occ.uid]
         held = np.zeros(info.n, dtype=bool)
         held[occ.uid[on_junction]] = True
         held_long = np.zeros(info.n, dtype=bool)
         held_long[occ.uid[on_junction & (2.0 * half_length[occ.slot] >= LONG_VEHICLE)]] = True
-        holding = np.flatnonzero(now_in | (asking & self.granted[me]))
-        row, path_lane, _ = self._paths(lanes[holding, h[holding]], salt[holding])
+        inside = np.flatnonzero(now_in)
+        let_in = np.flatnonzero(asking & self.granted[me])
+        holding = np.concatenate((inside, let_in))
+        first = np.concatenate((lanes[inside, 0], lanes[let_in, h[let_in]]))
+        row, path_lane, _ = self._paths(first, salt[holding])
         held[path_lane] = True
         held_long[path_lane[is_long[holding[row]]]] = True
 
@@ -136,15 +148,14 @@ class JunctionGate:
 
     def _paths(self, first: IntArray, salt: UIntArray) -> tuple[IntArray, IntArray, IntArray]:
         """The path of each vehicle through a junction, from its connecting lane ``first``
-        on along its route while the lanes stay in that junction (connecting roads may
-        come in pieces).
+        on along its route while the lanes are connecting lanes (connecting roads may come
+        in pieces, and some maps join one junction straight to the next).
 
         Returns:
             ``(row, lane, after)``: the path as (vehicle row, lane) pairs, and for each
             vehicle the lane the path leads into (-1: none).
         """
         info = self.info
-        junction = info.junction[first]
         rows = [np.arange(first.size)]
         lanes = [first]
         cur = first
@@ -152,7 +163,7 @@ class JunctionGate:
         after = np.full(first.size, -1, dtype=np.int64)
         for _ in range(_MAX_PIECES):
             nxt = info.choose_next(salt, cur)
-            inside = live & (nxt >= 0) & (info.junction[np.maximum(nxt, 0)] == junction)
+            inside = live & (nxt >= 0) & self.boxed[np.maximum(nxt, 0)]
             leaving = live & ~inside
             after[leaving] = nxt[leaving]
             live = inside
@@ -206,6 +217,20 @@ class JunctionGate:
             beaten[req[hit & (rank[req] > rank[np.maximum(other, 0)])]] = True
         position[lane] = -1
         return ~blocked & fits & ~beaten
+
+
+def _boxed(info: LaneInfo) -> BoolArray:
+    """Lanes that belong to a junction's box: connecting lanes, and ordinary lanes shorter
+    than `SHORT_LINK` that lead from one junction straight into another (two junctions so
+    close together work as one: nobody may stop in between)."""
+    inside = info.junction >= 0
+    boxed = inside.copy()
+    before = _first_link(info.prev_ptr, info.prev_idx)
+    after = _first_link(info.next_ptr, info.next_idx)
+    link = ~inside & (info.length < SHORT_LINK) & (before >= 0) & (after >= 0)
+    link &= inside[np.maximum(before, 0)] & inside[np.maximum(after, 0)]
+    boxed[link] = True
+    return boxed
 
 
 def _first_link(ptr: IntArray, idx: IntArray) -> IntArray:

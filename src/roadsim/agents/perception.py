@@ -75,7 +75,7 @@ def leader(
     half_length: FloatArray,
     speed_all: FloatArray,
     hops: int,
-) -> tuple[FloatArray, FloatArray, IntArray]:
+) -> tuple[FloatArray, FloatArray, IntArray, IntArray]:
     """The nearest actor ahead of each vehicle along its route.
 
     Args:
@@ -89,12 +89,14 @@ def leader(
         hops: How many further lane records of the route to search.
 
     Returns:
-        ``(gap, leader_speed, route)``: bumper-to-bumper gap (inf: nobody), the leader's
-        speed, and the route's next ``hops`` lanes, shape (N, hops), -1 past its end.
+        ``(gap, leader_speed, route, leader_slot)``: bumper-to-bumper gap (inf: nobody),
+        the leader's speed, the route's next ``hops`` lanes, shape (N, hops), -1 past its
+        end, and the leader's slot (-1: nobody).
     """
     n = lane.size
     gap = np.full(n, np.inf)
     lead_v = np.zeros(n)
+    who = np.full(n, -1, dtype=np.int64)
     own = half_length[me]
 
     k = occ.ahead(lane, p)
@@ -103,6 +105,7 @@ def leader(
     other = occ.slot[kc]
     gap = np.where(found, occ.p[kc] - p - own - half_length[other], gap)
     lead_v = np.where(found, speed_all[other], lead_v)
+    who = np.where(found, other, who)
 
     route = np.full((n, hops), -1, dtype=np.int64)
     offset = info.length[lane] - p  # from my centre to the start of the next lane record
@@ -118,9 +121,10 @@ def leader(
         hit = searching & (k >= 0) & (other != me)
         gap = np.where(hit, offset + occ.p[kc] - own - half_length[other], gap)
         lead_v = np.where(hit, speed_all[other], lead_v)
+        who = np.where(hit, other, who)
         searching &= ~hit & valid
         offset = offset + np.where(valid, info.length[np.maximum(cur, 0)], 0.0)
-    return gap, lead_v, route
+    return gap, lead_v, route, who
 
 
 def follower(

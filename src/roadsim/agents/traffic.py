@@ -119,7 +119,9 @@ class TrafficModel:
         self, idx: IntArray, state: WorldState, salt: UIntArray, params: TrafficParams
     ) -> None:
         """Lowers the speeds of vehicles ``idx`` (at spawn) to IDM's equilibrium for the gap
-        to the vehicle ahead, so that nobody starts by braking hard."""
+        to the vehicle ahead, and to what lets them stop comfortably before the next
+        junction or stop line, so that nobody starts by braking hard or is carried into
+        a junction it was not let into."""
         info = self.info
         me = idx[state.uid[idx] >= 0]
         on = np.flatnonzero(state.active & (state.uid >= 0))
@@ -128,10 +130,23 @@ class TrafficModel:
         )
         uid = state.uid[me]
         p = info.progress(uid, state.s[me])
-        gap, _, _ = leader(occ, info, me, uid, p, salt[me], 0.5 * state.length, state.speed, HOPS)
+        half = 0.5 * state.length[me]
+        gap, _, route, _ = leader(
+            occ, info, me, uid, p, salt[me], 0.5 * state.length, state.speed, HOPS
+        )
         idm = _take(params.idm, me)
         calm = np.maximum(gap - idm.min_gap, 0.0) / idm.time_headway
-        state.speed[me] = np.minimum(state.speed[me], calm)
+        # Before the first junction lane or stop line ahead (not the lane it is on).
+        lanes = np.concatenate((uid[:, None], route), axis=1)
+        start = self._starts(lanes, p, half)
+        lanes_c = np.maximum(lanes, 0)
+        entry = np.where((lanes >= 0) & (info.junction[lanes_c] >= 0), start, np.inf)
+        entry[:, 0] = np.where(info.junction[uid] >= 0, np.inf, entry[:, 0])
+        line = np.where(lanes >= 0, start + self.stop_p[lanes_c], np.inf)
+        line = np.where(line > 0.0, line, np.inf)
+        room = np.minimum(entry.min(axis=1), line.min(axis=1)) - idm.min_gap
+        stoppable = np.sqrt(2.0 * np.asarray(idm.comfort_decel) * np.maximum(room, 0.0))
+        state.speed[me] = np.minimum(state.speed[me], np.minimum(calm, stoppable))
 
     # ---------------------------------------------------------------------------------------------
 
@@ -192,10 +207,12 @@ class TrafficModel:
             ),
             np.concatenate((p_on, p[changing], p[merging], p_on[over])),
         )
-        gap, lead_v, route = leader(occ, info, me, uid, p, my_salt, half_all, state.speed, HOPS)
+        gap, lead_v, route, ahead = leader(
+            occ, info, me, uid, p, my_salt, half_all, state.speed, HOPS
+        )
         if changing.any():
             c = np.flatnonzero(changing)
-            g2, v2, _ = leader(
+            g2, v2, _, _ = leader(
                 occ, info, me[c], target[c], p[c], my_salt[c], half_all, state.speed, HOPS
             )
             # No room left in the target lane (someone else moved in): stay in the lane.
@@ -205,8 +222,13 @@ class TrafficModel:
             gap[c[closer]], lead_v[c[closer]] = g2[closer], v2[closer]
         lanes = np.concatenate((uid[:, None], route), axis=1)  # (n, 1 + HOPS)
         start = self._starts(lanes, p, half)
+        # The vehicle ahead goes into or through the junction: one may ask behind it.
+        a = np.maximum(ahead, 0)
+        ahead_goes = (ahead >= 0) & (
+            self.gate.granted[a] | (info.junction[np.maximum(state.uid[a], 0)] >= 0)
+        )
         obstacle = self._obstacles(
-            me, lanes, start, v, time, idm, gap, occ, half_all, my_salt, target != uid
+            me, lanes, start, v, time, idm, gap, occ, half_all, my_salt, target != uid, ahead_goes
         )
         blocked = obstacle < gap
         gap = np.where(blocked, obstacle, gap)
@@ -301,6 +323,7 @@ class TrafficModel:
         half_all: FloatArray,
         salt: UIntArray,
         changing: BoolArray,
+        ahead_goes: BoolArray,
     ) -> FloatArray:
         """Gap from each front bumper to the nearest standing obstacle (inf: none).
 
@@ -336,7 +359,7 @@ class TrafficModel:
 
         # Junction entries the vehicle must yield at.
         gate = self.gate.gaps(
-            me, lanes, start, stop_distance, leader_gap, obstacle, occ, half_all, salt
+            me, lanes, start, stop_distance, leader_gap, ahead_goes, obstacle, occ, half_all, salt
         )
         nearest: FloatArray = np.minimum(obstacle, gate)
         return nearest
@@ -420,7 +443,7 @@ class TrafficModel:
             i = np.flatnonzero(ok)
             lane = cand_c[i]
             # Neighbours share the section: progress is the same coordinate in both.
-            g_lead, v_lead, _ = leader(
+            g_lead, v_lead, _, _ = leader(
                 occ, info, me[i], lane, p[i], salt[i], half_all, state.speed, 1
             )
             g_follow, follow = follower(occ, info, lane, p[i], half[i], half_all)

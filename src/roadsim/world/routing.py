@@ -27,6 +27,8 @@ BoolArray = npt.NDArray[np.bool_]
 CONTINUES, LANE_DROP, MAP_EDGE = 0, 1, 2
 
 DEFAULT_SPEED_LIMIT = 50 / 3.6  # m/s where a map says nothing
+EMPTY_LENGTH = 1e-6  # m: lane records shorter than this are passed through
+_MAX_EMPTY_CHAIN = 32
 MIN_USABLE_WIDTH = 2.5  # m: a lane that drops ends for traffic where it gets narrower
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -81,6 +83,7 @@ class LaneInfo:
         dst = graph.succ_idx.astype(np.int64)
         keep = self.drivable[dst]
         src, dst = src[keep], dst[keep]
+        src, dst = _bypass_empty(src, dst, self.length, self.drivable)
         counts = np.bincount(src, minlength=n)
         self.next_ptr: IntArray = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         self.next_idx: IntArray = dst[np.argsort(src, kind="stable")]
@@ -177,6 +180,41 @@ class LaneInfo:
         pick = (h % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
         nxt = self.next_idx[np.minimum(self.next_ptr[u] + pick, self.next_idx.size - 1)]
         return np.where(valid & (count > 0), nxt, -1)
+
+
+def _bypass_empty(
+    src: IntArray, dst: IntArray, length: FloatArray, drivable: BoolArray
+) -> tuple[IntArray, IntArray]:
+    """Links that skip lane records of zero length (some maps have chains of empty lane
+    sections): a link into an empty record becomes links into what follows it, and empty
+    records lead nowhere themselves, so no vehicle is ever placed on one."""
+    empty = length < EMPTY_LENGTH
+    if not empty[dst].any():
+        return src, dst
+    after: dict[int, list[int]] = {}
+    for a, b in zip(src.tolist(), dst.tolist(), strict=True):
+        after.setdefault(a, []).append(b)
+
+    def through(lane: int, depth: int) -> list[int]:
+        if not empty[lane]:
+            return [lane]
+        if depth > _MAX_EMPTY_CHAIN:
+            return []
+        return [t for b in after.get(lane, []) for t in through(b, depth + 1)]
+
+    pairs = sorted(
+        {
+            (a, t)
+            for a, b in zip(src.tolist(), dst.tolist(), strict=True)
+            if not empty[a]
+            for t in through(b, 0)
+        }
+    )
+    if not pairs:
+        return src[:0], dst[:0]
+    out = np.array(pairs, dtype=np.int64)
+    keep = drivable[out[:, 1]]
+    return out[keep, 0], out[keep, 1]
 
 
 def _hash(x: UIntArray) -> UIntArray:
