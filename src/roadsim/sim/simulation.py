@@ -4,11 +4,13 @@ The tick order is fixed::
 
     lifecycle -> controllers -> dynamics -> lane localisation -> collisions -> sensors
 
-- *lifecycle*: vehicles that drove off the road network last tick are deactivated;
+- *lifecycle*: collision flags are cleared; slots of vehicles that drove off the map come
+  back as new vehicles at the map's entry lanes (`roadsim.sim.lifecycle`);
 - *controllers*: the autopilot (traffic model) and external commands give every vehicle an
   acceleration and a steering angle;
 - *dynamics*: the kinematic bicycle model integrates them, within the vehicle's limits;
-- *lane localisation*: incremental (see `roadsim.world.localization`);
+- *lane localisation*: incremental (see `roadsim.world.localization`); a traffic vehicle
+  on no lane any more has left the map and is deactivated;
 - *collisions*: oriented-box overlaps between all active actors set ``collided`` on both
   and are reported as `CollisionEvent`s when they begin;
 - *sensors*: none yet.
