@@ -32,7 +32,7 @@ SHORT_LINK = 10.0  # m: a road this short between two junctions joins them into 
 SETBACK = 3.0  # m: a vehicle told to wait stops this far before the entry (and IDM's gap)
 LONG_VEHICLE = 8.0  # m: vehicles at least this long use the wider conflicts
 LONG_SWEEP = 2.0  # m added to the contact distances for long vehicles
-_MAX_PIECES = 8  # connecting lanes one path through a junction may have, at most
+_MAX_PIECES = 40  # lanes one path through a junction may have, at most
 _EXIT_MARGIN = 2.0  # m of room beyond its length a vehicle needs after a junction
 _SHARED_START = 4.0  # m: lanes leaving the same lane may touch over their first metres
 
