@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from roadsim import EgoCommand, Simulation
+from roadsim.errors import ScenarioError
 from roadsim.scenario.load import validate_data
 from roadsim.world.state import VEHICLE
 from roadsim.world.traffic_lights import GREEN, RED
@@ -234,3 +235,8 @@ def test_vehicles_that_leave_come_back_as_new_vehicles() -> None:
     assert len(set(ids)) == len(ids)
     assert set(ids) - seen, "new vehicles get new ids"
     assert max(ids) >= start
+
+
+def test_a_scenario_built_in_code_is_checked_against_its_map() -> None:
+    with pytest.raises(ScenarioError, match=r"ego.spawn.lane: lane -4 does not exist on road 1"):
+        scenario(map="town", ego={"spawn": {"road": 1, "lane": -4, "s": 30}})

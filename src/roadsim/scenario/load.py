@@ -22,6 +22,7 @@ from pydantic_core import ErrorDetails
 
 from roadsim.errors import ScenarioError
 from roadsim.road.load import builtin_maps, load_map
+from roadsim.road.network import RoadNetwork
 from roadsim.scenario.schema import OBJECT_TYPES, UNION_TAGS, Scenario
 from roadsim.scenario.validate import validate_against_map
 
@@ -32,6 +33,7 @@ __all__ = [
     "describe_error",
     "format_path",
     "load_scenario",
+    "load_scenario_with_map",
     "parse_scenario",
     "validate_data",
 ]
@@ -110,21 +112,18 @@ def load_scenario(source: str | Path, *, check_map: bool = True) -> Scenario:
             the file, line and key path of each problem.
         MapError: If the scenario's map is not valid OpenDRIVE.
     """
-    path = Path(source)
-    name = str(source)
-    if path.suffix == "" and not path.exists() and str(source) in builtin_scenarios():
-        path = _builtin_folder() / f"{source}.yaml"
-        name = path.name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        known = ", ".join(builtin_scenarios())
-        raise ScenarioError(
-            f"{name}: no such file, and no built-in scenario of that name (built-in: {known})"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{name}: cannot read the file: {exc}") from None
+    path, name = _locate(source)
+    text = _read_text(path, name)
     return parse_scenario(text, path, name=name, check_map=check_map)
+
+
+def load_scenario_with_map(source: str | Path) -> tuple[Scenario, RoadNetwork]:
+    """`load_scenario`, also returning the road network it was checked against (so that a
+    simulation need not load the map a second time)."""
+    path, name = _locate(source)
+    scenario, net = _parse(_read_text(path, name), path, name=name, check_map=True)
+    assert net is not None
+    return scenario, net
 
 
 def parse_scenario(
@@ -149,6 +148,12 @@ def parse_scenario(
     Raises:
         ScenarioError, MapError: As in `load_scenario`.
     """
+    return _parse(text, path, name=name, check_map=check_map)[0]
+
+
+def _parse(
+    text: str, path: str | Path | None, *, name: str | None, check_map: bool
+) -> tuple[Scenario, RoadNetwork | None]:
     shown = name or (str(path) if path is not None else "<string>")
     data, lines = _read_yaml(text, shown)
     source = SourceMap(shown, lines)
@@ -156,9 +161,33 @@ def parse_scenario(
     base = Path(path).parent if path is not None else Path.cwd()
     map_source = _resolve_map(scenario.map, base.absolute(), source, must_exist=check_map)
     scenario = scenario.model_copy(update={"map": map_source})
+    net = None
     if check_map:
-        validate_against_map(scenario, load_map(map_source), source=source)
-    return scenario
+        net = load_map(map_source)
+        validate_against_map(scenario, net, source=source)
+    return scenario, net
+
+
+def _locate(source: str | Path) -> tuple[Path, str]:
+    """The file of a scenario path or built-in name, and its name for messages."""
+    path = Path(source)
+    name = str(source)
+    if path.suffix == "" and not path.exists() and str(source) in builtin_scenarios():
+        path = _builtin_folder() / f"{source}.yaml"
+        name = path.name
+    return path, name
+
+
+def _read_text(path: Path, name: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        known = ", ".join(builtin_scenarios())
+        raise ScenarioError(
+            f"{name}: no such file, and no built-in scenario of that name (built-in: {known})"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{name}: cannot read the file: {exc}") from None
 
 
 def validate_data(data: Any, source: SourceMap | str) -> Scenario:

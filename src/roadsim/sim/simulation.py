@@ -34,7 +34,8 @@ from roadsim.agents.idm import IdmParams
 from roadsim.agents.traffic import TrafficModel, TrafficParams
 from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
-from roadsim.scenario import Scenario, load_scenario
+from roadsim.scenario import Scenario, validate_against_map
+from roadsim.scenario.load import load_scenario_with_map
 from roadsim.sim.build import WorldBuilder
 from roadsim.sim.lifecycle import Respawner
 from roadsim.world.collisions import find_overlaps
@@ -91,12 +92,15 @@ class Simulation:
     """
 
     def __init__(self, scenario: Scenario | str | Path, *, seed: int | None = None) -> None:
-        if not isinstance(scenario, Scenario):
-            scenario = load_scenario(scenario)
+        if isinstance(scenario, Scenario):
+            net = load_map(scenario.map)
+            validate_against_map(scenario, net)
+        else:
+            scenario, net = load_scenario_with_map(scenario)
         if seed is not None:
             scenario = scenario.with_overrides(seed=seed)
         self.scenario = scenario
-        self.net: RoadNetwork = load_map(scenario.map).prepare()
+        self.net: RoadNetwork = net.prepare()
         self.dt = float(scenario.dt)
         self.frame = 0
         self.events: list[CollisionEvent] = []
