@@ -29,11 +29,13 @@ _CONTACT = 3.0  # m: centre lines closer than this conflict
 _CONTACT_ANGLED = 4.5  # m: ... or closer than this at an angle
 _ANGLE_DEG = 20.0
 SHORT_LINK = 10.0  # m: a road this short between two junctions joins them into one box
+GRANT_TIMEOUT = 8.0  # s a vehicle may hold a promised path without entering
 SETBACK = 3.0  # m: a vehicle told to wait stops this far before the entry (and IDM's gap)
 LONG_VEHICLE = 8.0  # m: vehicles at least this long use the wider conflicts
 LONG_SWEEP = 2.0  # m added to the contact distances for long vehicles
 _MAX_PIECES = 40  # lanes one path through a junction may have, at most
-_EXIT_MARGIN = 2.0  # m of room beyond its length a vehicle needs after a junction
+_EXIT_MARGIN = 2.0
+_MOVING = 2.0  # m/s: traffic after the junction at this speed will make room  # m of room beyond its length a vehicle needs after a junction
 _SHARED_START = 4.0  # m: lanes leaving the same lane may touch over their first metres
 
 
@@ -46,12 +48,16 @@ class JunctionGate:
         self.conflicts = junction_conflicts(info, 0.0)
         self.conflicts_long = junction_conflicts(info, LONG_SWEEP)
         self.granted: BoolArray = np.zeros(0, dtype=bool)
+        self.grant_age: FloatArray = np.zeros(0)
         self._position: IntArray = np.full(info.n, -1, dtype=np.int64)
 
     def resize(self, capacity: int) -> None:
         grown = np.zeros(capacity, dtype=bool)
         grown[: self.granted.size] = self.granted
         self.granted = grown
+        age = np.zeros(capacity)
+        age[: self.grant_age.size] = self.grant_age
+        self.grant_age = age
 
     def gaps(
         self,
@@ -65,6 +71,8 @@ class JunctionGate:
         occ: LaneOccupancy,
         half_length: FloatArray,
         salt: UIntArray,
+        speed_all: FloatArray,
+        dt: float,
     ) -> FloatArray:
         """Gap to the entry of a junction lane each vehicle may not enter yet (inf: free).
 
@@ -88,6 +96,9 @@ class JunctionGate:
                 never blocks the junction; long vehicles sweep wider in turns and use
                 the wider conflicts.
             salt: Route salts of the vehicles, shape (N,).
+            speed_all: Speed of every actor, by slot: a vehicle may also go when the
+                traffic in the lane after the junction moves.
+            dt: The time step (s).
         """
         info = self.info
         n = me.size
@@ -106,6 +117,13 @@ class JunctionGate:
         first_or_follows = (leader_gap > entry) | ahead_goes
         asking = has & (entry < ask_range) & first_or_follows & (stop_before > entry)
         self.granted[me[~asking]] = False
+        # A promise not used for `GRANT_TIMEOUT` seconds (the vehicle is stuck behind
+        # others) is withdrawn, so that it cannot hold crossing traffic forever.
+        self.grant_age[me] = np.where(self.granted[me] & asking, self.grant_age[me] + dt, 0.0)
+        stale = asking & (self.grant_age[me] > GRANT_TIMEOUT)
+        self.granted[me[stale]] = False
+        self.grant_age[me[stale]] = 0.0
+        asking &= ~stale
         length = 2.0 * half_length[me]
         is_long = length >= LONG_VEHICLE
         # Held: every connecting lane with an actor on it, the paths of vehicles inside,
@@ -130,7 +148,8 @@ class JunctionGate:
         # Room after the junction, in the lane its path leads into.
         first = occ.first(after)
         rear = occ.p[np.maximum(first, 0)] - half_length[occ.slot[np.maximum(first, 0)]]
-        fits = (first < 0) | (rear > length[cand] + _EXIT_MARGIN)
+        moving = speed_all[occ.slot[np.maximum(first, 0)]] > _MOVING
+        fits = (first < 0) | (rear > length[cand] + _EXIT_MARGIN) | moving
         grant = self._serve(
             k,
             need,

@@ -114,6 +114,7 @@ class TrafficModel:
         self.change_timer[slots] = 0.0
         self.target_uid[slots] = -1
         self.gate.granted[slots] = False
+        self.gate.grant_age[slots] = 0.0
 
     def settle_speeds(
         self, idx: IntArray, state: WorldState, salt: UIntArray, params: TrafficParams
@@ -228,7 +229,20 @@ class TrafficModel:
             self.gate.granted[a] | (info.junction[np.maximum(state.uid[a], 0)] >= 0)
         )
         obstacle = self._obstacles(
-            me, lanes, start, v, time, idm, gap, occ, half_all, my_salt, target != uid, ahead_goes
+            me,
+            lanes,
+            start,
+            v,
+            time,
+            idm,
+            gap,
+            occ,
+            half_all,
+            my_salt,
+            target != uid,
+            ahead_goes,
+            state.speed,
+            dt,
         )
         blocked = obstacle < gap
         gap = np.where(blocked, obstacle, gap)
@@ -324,6 +338,8 @@ class TrafficModel:
         salt: UIntArray,
         changing: BoolArray,
         ahead_goes: BoolArray,
+        speed: FloatArray,
+        dt: float,
     ) -> FloatArray:
         """Gap from each front bumper to the nearest standing obstacle (inf: none).
 
@@ -359,7 +375,18 @@ class TrafficModel:
 
         # Junction entries the vehicle must yield at.
         gate = self.gate.gaps(
-            me, lanes, start, stop_distance, leader_gap, ahead_goes, obstacle, occ, half_all, salt
+            me,
+            lanes,
+            start,
+            stop_distance,
+            leader_gap,
+            ahead_goes,
+            obstacle,
+            occ,
+            half_all,
+            salt,
+            speed,
+            dt,
         )
         nearest: FloatArray = np.minimum(obstacle, gate)
         return nearest
