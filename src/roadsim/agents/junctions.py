@@ -92,9 +92,9 @@ class JunctionGate:
                 a vehicle that must stop before the entry does not ask either.
             occ: This tick's lane occupancy: every actor on a connecting lane holds it.
             half_length: Half the length of every actor, by slot. A vehicle is let in
-                only if the lane after the junction has room for it, so that a queue
-                never blocks the junction; long vehicles sweep wider in turns and use
-                the wider conflicts.
+                only if the lane after the junction has room for it (or its traffic
+                moves), so that a queue does not block the junction; long vehicles
+                sweep wider in turns and use the wider conflicts.
             salt: Route salts of the vehicles, shape (N,).
             speed_all: Speed of every actor, by slot: a vehicle may also go when the
                 traffic in the lane after the junction moves.
@@ -123,6 +123,7 @@ class JunctionGate:
         stale = asking & (self.grant_age[me] > GRANT_TIMEOUT)
         self.granted[me[stale]] = False
         self.grant_age[me[stale]] = 0.0
+        out[stale] = entry[stale] - SETBACK  # it waits, and asks again next tick
         asking &= ~stale
         length = 2.0 * half_length[me]
         is_long = length >= LONG_VEHICLE
