@@ -224,9 +224,9 @@ class TrafficModel:
         lanes = np.concatenate((uid[:, None], route), axis=1)  # (n, 1 + HOPS)
         start = self._starts(lanes, p, half)
         # The vehicle ahead goes into or through the junction: one may ask behind it.
-        a = np.maximum(ahead, 0)
+        lead_slot = np.maximum(ahead, 0)
         ahead_goes = (ahead >= 0) & (
-            self.gate.granted[a] | (info.junction[np.maximum(state.uid[a], 0)] >= 0)
+            self.gate.granted[lead_slot] | (info.junction[np.maximum(state.uid[lead_slot], 0)] >= 0)
         )
         obstacle = self._obstacles(
             me,
