@@ -245,18 +245,11 @@ def _boxed(info: LaneInfo) -> BoolArray:
     close together work as one: nobody may stop in between)."""
     inside = info.junction >= 0
     boxed = inside.copy()
-    before = _first_link(info.prev_ptr, info.prev_idx)
-    after = _first_link(info.next_ptr, info.next_idx)
+    before, after = info.first_prev, info.first_next
     link = ~inside & (info.length < SHORT_LINK) & (before >= 0) & (after >= 0)
     link &= inside[np.maximum(before, 0)] & inside[np.maximum(after, 0)]
     boxed[link] = True
     return boxed
-
-
-def _first_link(ptr: IntArray, idx: IntArray) -> IntArray:
-    """The first entry of each CSR row (-1 for empty rows)."""
-    has = ptr[1:] > ptr[:-1]
-    return np.where(has, idx[np.minimum(ptr[:-1], max(idx.size - 1, 0))], -1)
 
 
 class Conflicts:
@@ -314,10 +307,7 @@ def junction_conflicts(info: LaneInfo, sweep: float) -> Conflicts | None:
     touch = (la != lb) & (
         (dist < _CONTACT + sweep) | (np.abs(cos) < np.cos(np.radians(_ANGLE_DEG)))
     )
-    before, after = (
-        _first_link(info.prev_ptr, info.prev_idx),
-        _first_link(info.next_ptr, info.next_idx),
-    )
+    before, after = info.first_prev, info.first_next
     shared_start = (before[la] >= 0) & (before[la] == before[lb])
     shared_start &= (along[i] < _SHARED_START) & (along[j] < _SHARED_START)
     consecutive = (after[la] == lb) | (after[lb] == la)

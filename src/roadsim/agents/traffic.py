@@ -96,7 +96,6 @@ class TrafficModel:
         self.through_lane = np.array(
             [name in _THROUGH_TYPES for name in info.net.lanes.type_name], dtype=bool
         )
-        self._tick = 0
         self.change_timer: FloatArray = np.zeros(0)
         self.target_uid: IntArray = np.zeros(0, dtype=np.int64)
 
@@ -170,7 +169,6 @@ class TrafficModel:
             ``(accel, steer)`` for ``idx`` (m/s^2, rad).
         """
         info = self.info
-        self._tick += 1
         accel = np.zeros(idx.size)
         steer = np.zeros(idx.size)
         on_lane = state.uid[idx] >= 0
@@ -256,7 +254,21 @@ class TrafficModel:
         # -- lateral ----------------------------------------------------------------------------------
         self.change_timer[me] = np.maximum(self.change_timer[me] - dt, 0.0)
         target = self._mobil(
-            me, uid, p, v, v0, half, a, target, idm, params, occ, state, half_all, my_salt
+            me,
+            uid,
+            p,
+            v,
+            v0,
+            half,
+            a,
+            target,
+            idm,
+            params,
+            occ,
+            state,
+            half_all,
+            my_salt,
+            round(time / dt) + 1,  # the tick being computed, counted from 1
         )
         self.target_uid[me] = target
 
@@ -437,6 +449,7 @@ class TrafficModel:
         state: WorldState,
         half_all: FloatArray,
         salt: UIntArray,
+        tick: int,
     ) -> IntArray:
         """Lane-change decisions: the new target lane of each vehicle."""
         info = self.info
@@ -447,7 +460,7 @@ class TrafficModel:
         free &= forced | (to_end > _NO_CHANGE_BEFORE_END)
         # Drivers think about changing lanes a few times a second, not at every tick:
         # each vehicle (by slot) on one tick in `_DECIDE_EVERY`, forced changes always.
-        free &= forced | (me % _DECIDE_EVERY == self._tick % _DECIDE_EVERY)
+        free &= forced | (me % _DECIDE_EVERY == tick % _DECIDE_EVERY)
         if not free.any():
             return target
         best_gain = np.full(uid.size, -np.inf)

@@ -113,11 +113,6 @@ class LaneTable:
         nxt = np.minimum(k + 1, self.ptr[uid + 1] - 1)
         return values[k] + w * (values[nxt] - values[k])
 
-    def centre(self, uid: IntArray, p: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """World (x, y) of the lane centre at progress p."""
-        k, w = self._at(uid, p)
-        return self._lerp(self.x, k, w, uid), self._lerp(self.y, k, w, uid)
-
     def project(
         self, uid: IntArray, p: FloatArray, x: FloatArray, y: FloatArray
     ) -> tuple[FloatArray, FloatArray]:
@@ -171,9 +166,3 @@ class LaneTable:
         """Lane boundaries (t_lo, t_hi) at progress p."""
         k, w = self._at(uid, p)
         return self._lerp(self.t_lo, k, w, uid), self._lerp(self.t_hi, k, w, uid)
-
-    def abs_curvature(self, uid: IntArray, p: FloatArray) -> FloatArray:
-        """The larger |curvature| of the two samples around progress p (1/m)."""
-        k, _ = self._at(uid, p)
-        nxt = np.minimum(k + 1, self.ptr[uid + 1] - 1)
-        return np.maximum(np.abs(self.curvature[k]), np.abs(self.curvature[nxt]))

@@ -47,6 +47,7 @@ class LaneInfo:
             `DEFAULT_SPEED_LIMIT`.
         next_ptr, next_idx: CSR of the drivable successors in driving direction.
         prev_ptr, prev_idx: CSR of the drivable predecessors.
+        first_next, first_prev: The first drivable successor and predecessor (-1: none).
         end_kind: CONTINUES, LANE_DROP (no successor but its section's other drivable
             lanes go on) or MAP_EDGE (the road network ends there).
         usable: Progress up to which a vehicle may drive in the lane: the lane's length,
@@ -92,6 +93,8 @@ class LaneInfo:
         back_counts = np.bincount(dst, minlength=n)
         self.prev_ptr: IntArray = np.concatenate(([0], np.cumsum(back_counts))).astype(np.int64)
         self.prev_idx: IntArray = src[back]
+        self.first_next: IntArray = _first_of_rows(self.next_ptr, self.next_idx)
+        self.first_prev: IntArray = _first_of_rows(self.prev_ptr, self.prev_idx)
 
         # A lane with no drivable successor either drops (a neighbour of the same direction
         # in its section goes on: merge before its end) or is where the map ends.
@@ -112,9 +115,7 @@ class LaneInfo:
         and so on, drops (see ``usable``); inf where no drop lies within ``hops`` lanes."""
         out = np.where(self.end_kind == LANE_DROP, self.usable, np.inf)
         single = self.next_count == 1
-        nxt = np.where(
-            single, self.next_idx[np.minimum(self.next_ptr[:-1], max(self.next_idx.size - 1, 0))], 0
-        )
+        nxt = np.maximum(self.first_next, 0)
         for _ in range(hops):
             out = np.where(single, np.minimum(out, self.length + out[nxt]), out)
         return out
@@ -180,6 +181,12 @@ class LaneInfo:
         pick = (h % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
         nxt = self.next_idx[np.minimum(self.next_ptr[u] + pick, self.next_idx.size - 1)]
         return np.where(valid & (count > 0), nxt, -1)
+
+
+def _first_of_rows(ptr: IntArray, idx: IntArray) -> IntArray:
+    """The first entry of each CSR row (-1 for empty rows)."""
+    has = ptr[1:] > ptr[:-1]
+    return np.where(has, idx[np.minimum(ptr[:-1], max(idx.size - 1, 0))], -1)
 
 
 def _bypass_empty(
