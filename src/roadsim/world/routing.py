@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from roadsim.road.lanes import DRIVABLE_TYPES
 from roadsim.road.network import RoadNetwork
+from roadsim.world.lane_kernels import LaneArrays
 from roadsim.world.lane_table import LaneTable
 
 FloatArray = npt.NDArray[np.float64]
@@ -109,6 +110,42 @@ class LaneInfo:
         self.usable: FloatArray = self._usable_lengths(net)
         self.drop_at: FloatArray = self._drop_distances()
         self.table = LaneTable(net, np.flatnonzero(self.sign != 0), self.s0, self.s1, self.sign)
+        t, graph = self.table, net.graph
+        #: Everything above as one bundle for compiled kernels (`roadsim.world.lane_kernels`).
+        self.arrays = LaneArrays(
+            s0=self.s0,
+            s1=self.s1,
+            sign=self.sign,
+            length=self.length,
+            road=self.road,
+            section=lanes.section.astype(np.int64),
+            drivable=self.drivable,
+            junction=self.junction,
+            speed_limit=self.speed_limit,
+            next_ptr=self.next_ptr,
+            next_idx=self.next_idx.astype(np.int64),
+            next_count=self.next_count,
+            prev_ptr=self.prev_ptr,
+            prev_idx=self.prev_idx.astype(np.int64),
+            first_next=self.first_next.astype(np.int64),
+            first_prev=self.first_prev.astype(np.int64),
+            end_kind=self.end_kind,
+            usable=self.usable,
+            drop_at=self.drop_at,
+            left_uid=graph.left_uid.astype(np.int64),
+            right_uid=graph.right_uid.astype(np.int64),
+            ptr=t.ptr,
+            samples=t.count,
+            spacing=t.spacing,
+            x=t.x,
+            y=t.y,
+            t_lo=t.t_lo,
+            t_hi=t.t_hi,
+            dir_x=t.dir_x,
+            dir_y=t.dir_y,
+            curvature=t.curvature,
+            envelope_sq=t.envelope_sq,
+        )
 
     def _drop_distances(self, hops: int = 6) -> FloatArray:
         """Progress (from each lane's start) where the lane, or the one lane it leads into,
