@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._jit import njit_leaf
+
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -46,3 +48,26 @@ def idm_accel(
     with np.errstate(divide="ignore", invalid="ignore"):
         interaction = np.where(np.isfinite(gap), (s_star / np.maximum(gap, 0.1)) ** 2, 0.0)
     return np.asarray(p.max_accel * (1.0 - (v / v0) ** p.delta - interaction), dtype=np.float64)
+
+
+@njit_leaf
+def idm_accel_one(
+    v: float,
+    desired_speed: float,
+    gap: float,
+    leader_speed: float,
+    max_accel: float,
+    comfort_decel: float,
+    time_headway: float,
+    min_gap: float,
+    delta: float,
+) -> float:
+    """`idm_accel` for one follower, for compiled kernels."""
+    v0 = max(desired_speed, 0.1)
+    s_star = min_gap + max(
+        0.0, v * time_headway + v * (v - leader_speed) / (2.0 * np.sqrt(max_accel * comfort_decel))
+    )
+    interaction = (s_star / max(gap, 0.1)) ** 2 if np.isfinite(gap) else 0.0
+    ratio = v / v0
+    free = (ratio * ratio) * (ratio * ratio) if delta == 4.0 else ratio**delta  # pow is slow
+    return float(max_accel * (1.0 - free - interaction))

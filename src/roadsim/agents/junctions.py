@@ -16,7 +16,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
-from roadsim.agents.perception import LaneOccupancy
+from roadsim._jit import njit_leaf, njit_loop
+from roadsim.agents.perception import LaneOccupancy, rearmost
+from roadsim.world.lane_kernels import LaneArrays, choose_next
 from roadsim.world.routing import LaneInfo
 
 FloatArray = npt.NDArray[np.float64]
@@ -34,8 +36,8 @@ SETBACK = 3.0  # m: a vehicle told to wait stops this far before the entry (and 
 LONG_VEHICLE = 8.0  # m: vehicles at least this long use the wider conflicts
 LONG_SWEEP = 2.0  # m added to the contact distances for long vehicles
 _MAX_PIECES = 40  # lanes one path through a junction may have, at most
-_EXIT_MARGIN = 2.0
-_MOVING = 2.0  # m/s: traffic after the junction at this speed will make room  # m of room beyond its length a vehicle needs after a junction
+_EXIT_MARGIN = 2.0  # m of room beyond its length a vehicle needs after a junction
+_MOVING = 2.0  # m/s: traffic after the junction at this speed will make room
 _SHARED_START = 4.0  # m: lanes leaving the same lane may touch over their first metres
 
 
@@ -49,7 +51,7 @@ class JunctionGate:
         self.conflicts_long = junction_conflicts(info, LONG_SWEEP)
         self.granted: BoolArray = np.zeros(0, dtype=bool)
         self.grant_age: FloatArray = np.zeros(0)
-        self._position: IntArray = np.full(info.n, -1, dtype=np.int64)
+        self._position: IntArray = np.full(info.n, -1, dtype=np.int64)  # scratch of `serve`
 
     def resize(self, capacity: int) -> None:
         grown = np.zeros(capacity, dtype=bool)
@@ -77,7 +79,7 @@ class JunctionGate:
         """Gap to the entry of a junction lane each vehicle may not enter yet (inf: free).
 
         Args:
-            me: Vehicle slots, shape (N,).
+            me: Vehicle slots, shape (N,), sorted.
             lanes: The vehicle's lane and the next lanes of its route, shape (N, H).
             start: Distance from the vehicle's front bumper to the start of each of
                 ``lanes`` (m), shape (N, H).
@@ -95,148 +97,264 @@ class JunctionGate:
                 only if the lane after the junction has room for it (or its traffic
                 moves), so that a queue does not block the junction; long vehicles
                 sweep wider in turns and use the wider conflicts.
-            salt: Route salts of the vehicles, shape (N,).
+            salt: Route salts, by slot.
             speed_all: Speed of every actor, by slot: a vehicle may also go when the
                 traffic in the lane after the junction moves.
             dt: The time step (s).
         """
-        info = self.info
         n = me.size
         out = np.full(n, np.inf)
-        if self.conflicts is None:
+        if self.conflicts is None or self.conflicts_long is None:
             return out
-        junction = np.where((lanes >= 0) & self.boxed[np.maximum(lanes, 0)], 0, -1)
-        now_in = junction[:, 0] >= 0
-        # The next entry: a connecting lane after an ordinary one (a vehicle in a junction
-        # asks for the next junction too, when a short road leads to it).
-        ahead = (junction[:, 1:] >= 0) & (junction[:, :-1] < 0)
-        has = ahead.any(axis=1)
-        h = np.where(has, np.argmax(ahead, axis=1) + 1, 0)
-        entry = start[np.arange(n), h]
-        ask_range = np.maximum(YIELD_RANGE, stop_distance + 15.0)
-        first_or_follows = (leader_gap > entry) | ahead_goes
-        asking = has & (entry < ask_range) & first_or_follows & (stop_before > entry)
-        self.granted[me[~asking]] = False
-        # A promise not used for `GRANT_TIMEOUT` seconds (the vehicle is stuck behind
-        # others) is withdrawn, so that it cannot hold crossing traffic forever.
-        self.grant_age[me] = np.where(self.granted[me] & asking, self.grant_age[me] + dt, 0.0)
-        stale = asking & (self.grant_age[me] > GRANT_TIMEOUT)
-        self.granted[me[stale]] = False
-        self.grant_age[me[stale]] = 0.0
-        out[stale] = entry[stale] - SETBACK  # it waits, and asks again next tick
-        asking &= ~stale
-        length = 2.0 * half_length[me]
-        is_long = length >= LONG_VEHICLE
-        # Held: every connecting lane with an actor on it, the paths of vehicles inside,
-        # and the paths of vehicles let in; separately for long vehicles.
-        on_junction = self.boxed[occ.uid]
-        held = np.zeros(info.n, dtype=bool)
-        held[occ.uid[on_junction]] = True
-        held_long = np.zeros(info.n, dtype=bool)
-        held_long[occ.uid[on_junction & (2.0 * half_length[occ.slot] >= LONG_VEHICLE)]] = True
-        inside = np.flatnonzero(now_in)
-        let_in = np.flatnonzero(asking & self.granted[me])
-        holding = np.concatenate((inside, let_in))
-        first = np.concatenate((lanes[inside, 0], lanes[let_in, h[let_in]]))
-        row, path_lane, _ = self._paths(first, salt[holding])
-        held[path_lane] = True
-        held_long[path_lane[is_long[holding[row]]]] = True
-
+        la, boxed = self.info.arrays, self.boxed
+        entry_hop, asking = np.empty(n, dtype=np.int64), np.empty(n, dtype=bool)
+        ask(
+            boxed, self.granted, self.grant_age, me, lanes, start, stop_distance, leader_gap,
+            ahead_goes, stop_before, dt, out, entry_hop, asking,
+        )  # fmt: skip
+        held, held_long = np.zeros(self.info.n, dtype=bool), np.zeros(self.info.n, dtype=bool)
+        path = np.empty(_MAX_PIECES + 1, dtype=np.int64)
+        hold(
+            la, occ, boxed, self.granted, me, lanes, entry_hop, asking, half_length, salt,
+            held, held_long, path,
+        )  # fmt: skip
         cand = np.flatnonzero(asking & ~self.granted[me])
         if cand.size == 0:
             return out
-        k, need, after = self._paths(lanes[cand, h[cand]], salt[cand])
-        # Room after the junction, in the lane its path leads into.
-        first = occ.first(after)
-        rear = occ.p[np.maximum(first, 0)] - half_length[occ.slot[np.maximum(first, 0)]]
-        moving = speed_all[occ.slot[np.maximum(first, 0)]] > _MOVING
-        fits = (first < 0) | (rear > length[cand] + _EXIT_MARGIN) | moving
-        grant = self._serve(
-            k,
-            need,
-            cand.size,
-            is_long[cand],
-            fits,
-            held,
-            held_long,
-            np.lexsort((me[cand], entry[cand])),
-        )
-        refused = cand[~grant]
-        out[refused] = entry[refused] - SETBACK
+        m = cand.size
+        entry = start[cand, entry_hop[cand]]
+        is_long, fits = np.empty(m, dtype=bool), np.empty(m, dtype=bool)
+        need_ptr = np.zeros(m + 1, dtype=np.int64)
+        need = np.empty(m * (_MAX_PIECES + 1), dtype=np.int64)
+        request(
+            la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all, is_long,
+            fits, need_ptr, need, path,
+        )  # fmt: skip
+        # First come (nearest the entry, then lowest slot), first served.
+        rank = np.empty(m, dtype=np.int64)
+        rank[np.lexsort((me[cand], entry))] = np.arange(m)
+        grant = fits.copy()
+        conf, wide = self.conflicts, self.conflicts_long
+        serve(
+            need_ptr, need, rank, is_long, held, held_long, conf.ptr, conf.idx, wide.ptr,
+            wide.idx, self._position, grant,
+        )  # fmt: skip
         self.granted[me[cand[grant]]] = True
+        out[cand[~grant]] = entry[~grant] - SETBACK
         return out
 
-    def _paths(self, first: IntArray, salt: UIntArray) -> tuple[IntArray, IntArray, IntArray]:
-        """The path of each vehicle through a junction, from its connecting lane ``first``
-        on along its route while the lanes are connecting lanes (connecting roads may come
-        in pieces, and some maps join one junction straight to the next).
 
-        Returns:
-            ``(row, lane, after)``: the path as (vehicle row, lane) pairs, and for each
-            vehicle the lane the path leads into (-1: none).
-        """
-        info = self.info
-        rows = [np.arange(first.size)]
-        lanes = [first]
-        cur = first
-        live = np.ones(first.size, dtype=bool)
-        after = np.full(first.size, -1, dtype=np.int64)
-        for _ in range(_MAX_PIECES):
-            nxt = info.choose_next(salt, cur)
-            inside = live & (nxt >= 0) & self.boxed[np.maximum(nxt, 0)]
-            leaving = live & ~inside
-            after[leaving] = nxt[leaving]
-            live = inside
-            if not live.any():
+@njit_leaf
+def path_through(
+    la: LaneArrays, boxed: BoolArray, first: int, salt: np.uint64, out: IntArray
+) -> tuple[int, int]:
+    """A vehicle's path through a junction: its connecting lane ``first`` and the lanes
+    after it along its route while they belong to the box (connecting roads may come in
+    pieces, and some maps join one junction straight to the next).
+
+    Writes the path into ``out`` (at most `_MAX_PIECES` + 1 lanes) and returns
+    ``(length, after)``: how many lanes it has, and the lane it leads into (-1: none).
+    """
+    out[0] = first
+    count, cur = 1, first
+    for _ in range(_MAX_PIECES):
+        nxt = choose_next(la, salt, cur)
+        if nxt < 0 or not boxed[nxt]:
+            return count, nxt
+        out[count] = nxt
+        count += 1
+        cur = nxt
+    return count, -1
+
+
+@njit_loop
+def ask(
+    boxed: BoolArray,
+    granted: BoolArray,
+    grant_age: FloatArray,
+    me: IntArray,
+    lanes: IntArray,
+    start: FloatArray,
+    stop_distance: FloatArray,
+    leader_gap: FloatArray,
+    ahead_goes: BoolArray,
+    stop_before: FloatArray,
+    dt: float,
+    out: FloatArray,
+    entry_hop: IntArray,
+    asking: BoolArray,
+) -> None:
+    """Which vehicles ask to enter a junction this tick (``asking``, and ``entry_hop``:
+    the index in ``lanes`` of the connecting lane they ask for, 0: none); withdraws the
+    promises of vehicles that no longer ask and of those that kept one too long (they
+    wait: ``out``). ``granted`` and ``grant_age`` are by slot."""
+    hops = lanes.shape[1]
+    for i in range(me.size):
+        k = me[i]
+        # The next entry: a connecting lane after an ordinary one (a vehicle in a junction
+        # asks for the next junction too, when a short road leads to it).
+        entry_hop[i] = 0
+        for h in range(1, hops):
+            if lanes[i, h] < 0:
                 break
-            rows.append(np.flatnonzero(live))
-            lanes.append(nxt[live])
-            cur = np.where(live, nxt, cur)
-        return np.concatenate(rows), np.concatenate(lanes), after
+            if boxed[lanes[i, h]] and not boxed[lanes[i, h - 1]]:
+                entry_hop[i] = h
+                break
+        entry = start[i, entry_hop[i]]
+        ask_range = max(YIELD_RANGE, stop_distance[i] + 15.0)
+        asks = (
+            entry_hop[i] > 0
+            and entry < ask_range
+            and (leader_gap[i] > entry or ahead_goes[i])
+            and stop_before[i] > entry
+        )
+        if not asks:
+            granted[k] = False
+        # A promise not used for `GRANT_TIMEOUT` seconds (the vehicle is stuck behind
+        # others) is withdrawn, so that it cannot hold crossing traffic forever.
+        grant_age[k] = grant_age[k] + dt if granted[k] and asks else 0.0
+        if asks and grant_age[k] > GRANT_TIMEOUT:
+            granted[k] = False
+            grant_age[k] = 0.0
+            out[i] = entry - SETBACK  # it waits, and asks again next tick
+            asks = False
+        asking[i] = asks
 
-    def _serve(
-        self,
-        request: IntArray,
-        lane: IntArray,
-        m: int,
-        is_long: BoolArray,
-        fits: BoolArray,
-        held: BoolArray,
-        held_long: BoolArray,
-        order: IntArray,
-    ) -> BoolArray:
-        """Which of ``m`` requests are granted this tick, first come (``order``) first.
 
-        Request ``request[j]`` needs ``lane[j]`` (a request may need several lanes). It is
-        refused when a lane conflicting with one it needs is held, when the lane after
-        the junction is full, or when an earlier request of this tick conflicts with it
-        (that one may itself be refused: it is then served next tick, a 50 ms delay).
-        """
-        conf, conf_long = self.conflicts, self.conflicts_long
-        assert conf is not None and conf_long is not None
-        rank = np.empty(m, dtype=np.int64)
-        rank[order] = np.arange(m)
-        near_pair, near_lane = conf.rows(lane)
-        wide_pair, wide_lane = conf_long.rows(lane)
-        near_req, wide_req = request[near_pair], request[wide_pair]
-        blocked = np.zeros(m, dtype=bool)
-        blocked[near_req[held[near_lane] & ~is_long[near_req]]] = True
-        blocked[wide_req[held_long[wide_lane] | (held[wide_lane] & is_long[wide_req])]] = True
-        # Conflicts among this tick's requests (wide ones where either vehicle is long),
-        # and two requests that need the same lane.
-        position = self._position  # lane -> the earliest request needing it (reset below)
-        by_rank = np.argsort(-rank[request], kind="stable")  # latest first: earliest wins
-        position[lane[by_rank]] = request[by_rank]
-        beaten = np.zeros(m, dtype=bool)
-        beaten[request[position[lane] != request]] = True
-        for req, other_lane, wide in ((near_req, near_lane, False), (wide_req, wide_lane, True)):
-            other = position[other_lane]
-            hit = (other >= 0) & (other != req)
-            if wide:
-                hit &= is_long[req] | is_long[np.maximum(other, 0)]
-            beaten[req[hit & (rank[req] > rank[np.maximum(other, 0)])]] = True
-        position[lane] = -1
-        return ~blocked & fits & ~beaten
+@njit_loop
+def hold(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    boxed: BoolArray,
+    granted: BoolArray,
+    me: IntArray,
+    lanes: IntArray,
+    entry_hop: IntArray,
+    asking: BoolArray,
+    half_length: FloatArray,
+    salt: UIntArray,
+    held: BoolArray,
+    held_long: BoolArray,
+    path: IntArray,
+) -> None:
+    """Marks the held lanes (``held``, and ``held_long`` for long vehicles): every
+    connecting lane with an actor on it, the paths of vehicles inside, and the paths of
+    vehicles let in."""
+    for e in range(occ.uid.size):
+        if boxed[occ.uid[e]]:
+            held[occ.uid[e]] = True
+            if 2.0 * half_length[occ.slot[e]] >= LONG_VEHICLE:
+                held_long[occ.uid[e]] = True
+    for i in range(me.size):
+        k = me[i]
+        for hop in (0, entry_hop[i]):
+            if hop == 0 and not boxed[lanes[i, 0]]:
+                continue  # not inside a junction
+            if hop > 0 and not (asking[i] and granted[k]):
+                continue  # not let in to the next one
+            count, _ = path_through(la, boxed, lanes[i, hop], salt[k], path)
+            for j in range(count):
+                held[path[j]] = True
+                if 2.0 * half_length[k] >= LONG_VEHICLE:
+                    held_long[path[j]] = True
+
+
+@njit_loop
+def request(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    boxed: BoolArray,
+    me: IntArray,
+    cand: IntArray,
+    lanes: IntArray,
+    entry_hop: IntArray,
+    half_length: FloatArray,
+    salt: UIntArray,
+    speed: FloatArray,
+    is_long: BoolArray,
+    fits: BoolArray,
+    need_ptr: IntArray,
+    need: IntArray,
+    path: IntArray,
+) -> None:
+    """For each candidate row ``cand[c]``: the lanes its path needs
+    (``need[need_ptr[c]:need_ptr[c + 1]]``), whether it is long, and whether the lane its
+    path leads into has room for it or moving traffic (``fits``), so that a queue does
+    not block the junction."""
+    for c in range(cand.size):
+        i = cand[c]
+        k = me[i]
+        length = 2.0 * half_length[k]
+        is_long[c] = length >= LONG_VEHICLE
+        count, after = path_through(la, boxed, lanes[i, entry_hop[i]], salt[k], path)
+        for j in range(count):
+            need[need_ptr[c] + j] = path[j]
+        need_ptr[c + 1] = need_ptr[c] + count
+        first = rearmost(occ, after)
+        fits[c] = (
+            first < 0
+            or occ.p[first] - half_length[occ.slot[first]] > length + _EXIT_MARGIN
+            or speed[occ.slot[first]] > _MOVING
+        )
+
+
+@njit_loop
+def serve(
+    need_ptr: IntArray,
+    need: IntArray,
+    rank: IntArray,
+    is_long: BoolArray,
+    held: BoolArray,
+    held_long: BoolArray,
+    near_ptr: IntArray,
+    near_idx: IntArray,
+    wide_ptr: IntArray,
+    wide_idx: IntArray,
+    position: IntArray,
+    grant: BoolArray,
+) -> None:
+    """Which requests are granted this tick, lowest ``rank`` first: clears ``grant[c]``
+    (set where the lane after the junction has room) of those refused.
+
+    Request c needs the lanes ``need[need_ptr[c]:need_ptr[c + 1]]``. It is refused when a
+    lane conflicting with one it needs is held, or when an earlier request of this tick
+    needs the same lane or a conflicting one (that one may itself be refused: it is then
+    served next tick, a 50 ms delay). Long vehicles use the wide conflicts, against held
+    lanes and against other requests alike. ``position`` is scratch space by lane, -1
+    throughout on entry and on return.
+    """
+    m = rank.size
+    for c in range(m):  # lane -> the earliest request needing it
+        for j in range(need_ptr[c], need_ptr[c + 1]):
+            lane = need[j]
+            if position[lane] < 0 or rank[c] < rank[position[lane]]:
+                position[lane] = c
+    for c in range(m):
+        for j in range(need_ptr[c], need_ptr[c + 1]):
+            lane = need[j]
+            if position[lane] != c:
+                grant[c] = False
+            for q in range(near_ptr[lane], near_ptr[lane + 1]):
+                other_lane = near_idx[q]
+                if held[other_lane] and not is_long[c]:
+                    grant[c] = False
+                other = position[other_lane]
+                if other >= 0 and other != c and rank[c] > rank[other]:
+                    grant[c] = False
+            for q in range(wide_ptr[lane], wide_ptr[lane + 1]):
+                other_lane = wide_idx[q]
+                if held_long[other_lane] or (held[other_lane] and is_long[c]):
+                    grant[c] = False
+                other = position[other_lane]
+                if (
+                    other >= 0
+                    and other != c
+                    and (is_long[c] or is_long[other])
+                    and rank[c] > rank[other]
+                ):
+                    grant[c] = False
+    for j in range(need_ptr[m]):
+        position[need[j]] = -1
 
 
 def _boxed(info: LaneInfo) -> BoolArray:
@@ -260,18 +378,6 @@ class Conflicts:
         self.ptr: IntArray = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(row, minlength=n), out=self.ptr[1:])
         self.idx: IntArray = col[order].astype(np.int64)
-
-    def rows(self, lanes: IntArray) -> tuple[IntArray, IntArray]:
-        """All (k, lane) with ``lane`` conflicting with ``lanes[k]``."""
-        start, stop = self.ptr[lanes], self.ptr[lanes + 1]
-        count = stop - start
-        k = np.repeat(np.arange(lanes.size), count)
-        offset = np.arange(k.size) - np.repeat(np.cumsum(count) - count, count)
-        return k, self.idx[np.repeat(start, count) + offset]
-
-    def of(self, lane: int) -> IntArray:
-        """The lanes that conflict with ``lane``."""
-        return self.idx[self.ptr[lane] : self.ptr[lane + 1]]
 
 
 def junction_conflicts(info: LaneInfo, sweep: float) -> Conflicts | None:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._jit import njit
+from roadsim._jit import njit_leaf
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -29,48 +29,53 @@ _M2 = np.uint64(0x94D049BB133111EB)
 
 
 class LaneArrays(NamedTuple):
-    """Per-lane-uid and per-sample arrays (see `LaneInfo` and `LaneTable` for meanings)."""
+    """Per-lane-uid and per-sample arrays (see `LaneInfo` and `LaneTable` for meanings).
+
+    The per-uid arrays are strided views into two row-major tables (see
+    `roadsim.world.routing.LaneInfo._bundle`); ``drivable`` is 0 or 1.
+    """
 
     # per uid
+    length: FloatArray
+    sign: FloatArray
     s0: FloatArray
     s1: FloatArray
-    sign: FloatArray
-    length: FloatArray
-    road: IntArray
-    section: IntArray
-    drivable: BoolArray
-    junction: IntArray
+    spacing: FloatArray  # between two samples
     speed_limit: FloatArray
-    next_ptr: IntArray
-    next_idx: IntArray
-    next_count: IntArray
-    prev_ptr: IntArray
-    prev_idx: IntArray
-    first_next: IntArray
-    first_prev: IntArray
-    end_kind: IntArray
     usable: FloatArray
     drop_at: FloatArray
+    envelope_start: FloatArray  # the speed envelope at the lane's first sample
+    ptr: IntArray  # first sample
+    samples: IntArray  # samples per uid
+    next_ptr: IntArray
+    next_count: IntArray
+    prev_ptr: IntArray
+    junction: IntArray
+    section: IntArray
+    end_kind: IntArray
     left_uid: IntArray
     right_uid: IntArray
-    # samples (`LaneTable`)
-    ptr: IntArray
-    samples: IntArray  # samples per uid
-    spacing: FloatArray
-    x: FloatArray
-    y: FloatArray
-    t_lo: FloatArray
-    t_hi: FloatArray
-    dir_x: FloatArray
-    dir_y: FloatArray
-    curvature: FloatArray
-    envelope_sq: FloatArray
+    drivable: IntArray
+    first_next: IntArray
+    first_prev: IntArray
+    road: IntArray
+    # CSR columns and samples
+    next_idx: IntArray
+    prev_idx: IntArray
+    sample: FloatArray  # (samples, 8): one row of the columns below per sample
+
+
+# The columns of `LaneArrays.sample`. One sample is one 64-byte row, a cache line: a
+# vehicle's look-ups at samples k and k + 1 read two lines, where eight separate arrays
+# would cost up to sixteen (the tables of a 500 km map are 27 MB, past the caches).
+X, Y, DIR_X, DIR_Y, T_LO, T_HI, CURVATURE, ENVELOPE_SQ = range(8)
+SAMPLE_COLUMNS = ("x", "y", "dir_x", "dir_y", "t_lo", "t_hi", "curvature", "envelope_sq")
 
 
 # -- progress and road coordinates --------------------------------------------------------------
 
 
-@njit
+@njit_leaf
 def progress(la: LaneArrays, u: int, s: float) -> float:
     """Distance along lane record ``u`` in driving direction at road s (m)."""
     if la.sign[u] >= 0.0:
@@ -78,7 +83,7 @@ def progress(la: LaneArrays, u: int, s: float) -> float:
     return float(la.s1[u] - s)
 
 
-@njit
+@njit_leaf
 def road_s(la: LaneArrays, u: int, p: float) -> float:
     """Road s at progress ``p`` on lane record ``u``."""
     if la.sign[u] >= 0.0:
@@ -89,7 +94,7 @@ def road_s(la: LaneArrays, u: int, p: float) -> float:
 # -- route choice ---------------------------------------------------------------------------------
 
 
-@njit
+@njit_leaf
 def mix_hash(x: np.uint64) -> np.uint64:
     """splitmix64's finaliser (wrapping arithmetic), as `roadsim.world.routing._hash`."""
     x = (x ^ (x >> np.uint64(30))) * _M1
@@ -97,7 +102,7 @@ def mix_hash(x: np.uint64) -> np.uint64:
     return x ^ (x >> np.uint64(31))
 
 
-@njit
+@njit_leaf
 def choose_next(la: LaneArrays, salt: np.uint64, u: int) -> int:
     """The successor a vehicle with route ``salt`` takes from lane ``u`` (-1: none)."""
     if u < 0:
@@ -113,7 +118,7 @@ def choose_next(la: LaneArrays, salt: np.uint64, u: int) -> int:
 # -- samples --------------------------------------------------------------------------------------
 
 
-@njit
+@njit_leaf
 def sample_at(la: LaneArrays, u: int, p: float) -> tuple[int, float]:
     """Index of the sample below progress p on lane ``u`` and the next sample's weight."""
     f = max(p, 0.0) / la.spacing[u]
@@ -122,45 +127,57 @@ def sample_at(la: LaneArrays, u: int, p: float) -> tuple[int, float]:
     return int(la.ptr[u] + i), w
 
 
-@njit
-def lerp(values: FloatArray, la: LaneArrays, k: int, w: float, u: int) -> float:
-    """``values`` between samples k and k + 1 (k alone at a lane's last sample)."""
+@njit_leaf
+def lerp(la: LaneArrays, column: int, k: int, w: float, u: int) -> float:
+    """A sample ``column`` between samples k and k + 1 (k alone at a lane's last sample)."""
     nxt = min(k + 1, la.ptr[u + 1] - 1)
-    return float(values[k] + w * (values[nxt] - values[k]))
+    a = la.sample[k, column]
+    return float(a + w * (la.sample[nxt, column] - a))
 
 
-@njit
+@njit_leaf
 def pose(la: LaneArrays, u: int, p: float) -> tuple[float, float, float]:
     """World (x, y, heading) of the centre of lane ``u`` at progress p, facing its
     driving direction."""
     k, w = sample_at(la, u, p)
-    dx = lerp(la.dir_x, la, k, w, u)
-    dy = lerp(la.dir_y, la, k, w, u)
-    return lerp(la.x, la, k, w, u), lerp(la.y, la, k, w, u), math.atan2(dy, dx)
+    dx = lerp(la, DIR_X, k, w, u)
+    dy = lerp(la, DIR_Y, k, w, u)
+    return lerp(la, X, k, w, u), lerp(la, Y, k, w, u), math.atan2(dy, dx)
 
 
-@njit
+@njit_leaf
+def centre(la: LaneArrays, u: int, p: float) -> tuple[float, float, float, float]:
+    """World (x, y) of the centre of lane ``u`` at progress p, and the unit vector of
+    its driving direction there (as `pose`, without the angle)."""
+    k, w = sample_at(la, u, p)
+    dx = lerp(la, DIR_X, k, w, u)
+    dy = lerp(la, DIR_Y, k, w, u)
+    norm = math.hypot(dx, dy)
+    return lerp(la, X, k, w, u), lerp(la, Y, k, w, u), dx / norm, dy / norm
+
+
+@njit_leaf
 def bounds(la: LaneArrays, u: int, p: float) -> tuple[float, float]:
     """Boundaries (t_lo, t_hi) of lane ``u`` at progress p, as t on the road."""
     k, w = sample_at(la, u, p)
-    return lerp(la.t_lo, la, k, w, u), lerp(la.t_hi, la, k, w, u)
+    return lerp(la, T_LO, k, w, u), lerp(la, T_HI, k, w, u)
 
 
-@njit
+@njit_leaf
 def signed_curvature(la: LaneArrays, u: int, p: float) -> float:
     """Curvature of lane ``u`` at progress p, positive turning left in driving direction."""
     k, w = sample_at(la, u, p)
-    return lerp(la.curvature, la, k, w, u)
+    return lerp(la, CURVATURE, k, w, u)
 
 
-@njit
+@njit_leaf
 def curve_speed_sq(la: LaneArrays, u: int, p: float) -> float:
     """The squared speed envelope of lane ``u`` at progress p (m^2/s^2)."""
     k, _ = sample_at(la, u, p)
-    return float(la.envelope_sq[k])
+    return float(la.sample[k, ENVELOPE_SQ])
 
 
-@njit
+@njit_leaf
 def project(la: LaneArrays, u: int, p: float, x: float, y: float) -> tuple[float, float]:
     """Progress and lateral offset (+ left) of the point (x, y) on lane ``u``, from a
     guess p: as `roadsim.world.lane_table.LaneTable.project`."""
@@ -171,8 +188,9 @@ def project(la: LaneArrays, u: int, p: float, x: float, y: float) -> tuple[float
     for _ in range(3):
         a = first + k
         b = min(a + 1, end)
-        ex, ey = la.x[b] - la.x[a], la.y[b] - la.y[a]
-        w = ((x - la.x[a]) * ex + (y - la.y[a]) * ey) / max(ex * ex + ey * ey, 1e-12)
+        xa, ya = la.sample[a, X], la.sample[a, Y]
+        ex, ey = la.sample[b, X] - xa, la.sample[b, Y] - ya
+        w = ((x - xa) * ex + (y - ya) * ey) / max(ex * ex + ey * ey, 1e-12)
         if w > 1.0 and k < last_seg:
             k += 1
         elif w < 0.0 and k > 0:
@@ -181,9 +199,10 @@ def project(la: LaneArrays, u: int, p: float, x: float, y: float) -> tuple[float
             break
     a = first + k
     b = min(a + 1, end)
-    ex, ey = la.x[b] - la.x[a], la.y[b] - la.y[a]
+    xa, ya = la.sample[a, X], la.sample[a, Y]
+    ex, ey = la.sample[b, X] - xa, la.sample[b, Y] - ya
     norm = max(math.hypot(ex, ey), 1e-9)
-    dx, dy = x - la.x[a], y - la.y[a]
+    dx, dy = x - xa, y - ya
     w = (dx * ex + dy * ey) / (norm * norm)
     lateral = (ex * dy - ey * dx) / norm
     return float((k + w) * la.spacing[u]), lateral

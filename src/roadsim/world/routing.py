@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from roadsim.road.lanes import DRIVABLE_TYPES
 from roadsim.road.network import RoadNetwork
-from roadsim.world.lane_kernels import LaneArrays
+from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
 from roadsim.world.lane_table import LaneTable
 
 FloatArray = npt.NDArray[np.float64]
@@ -110,42 +110,7 @@ class LaneInfo:
         self.usable: FloatArray = self._usable_lengths(net)
         self.drop_at: FloatArray = self._drop_distances()
         self.table = LaneTable(net, np.flatnonzero(self.sign != 0), self.s0, self.s1, self.sign)
-        t, graph = self.table, net.graph
-        #: Everything above as one bundle for compiled kernels (`roadsim.world.lane_kernels`).
-        self.arrays = LaneArrays(
-            s0=self.s0,
-            s1=self.s1,
-            sign=self.sign,
-            length=self.length,
-            road=self.road,
-            section=lanes.section.astype(np.int64),
-            drivable=self.drivable,
-            junction=self.junction,
-            speed_limit=self.speed_limit,
-            next_ptr=self.next_ptr,
-            next_idx=self.next_idx.astype(np.int64),
-            next_count=self.next_count,
-            prev_ptr=self.prev_ptr,
-            prev_idx=self.prev_idx.astype(np.int64),
-            first_next=self.first_next.astype(np.int64),
-            first_prev=self.first_prev.astype(np.int64),
-            end_kind=self.end_kind,
-            usable=self.usable,
-            drop_at=self.drop_at,
-            left_uid=graph.left_uid.astype(np.int64),
-            right_uid=graph.right_uid.astype(np.int64),
-            ptr=t.ptr,
-            samples=t.count,
-            spacing=t.spacing,
-            x=t.x,
-            y=t.y,
-            t_lo=t.t_lo,
-            t_hi=t.t_hi,
-            dir_x=t.dir_x,
-            dir_y=t.dir_y,
-            curvature=t.curvature,
-            envelope_sq=t.envelope_sq,
-        )
+        self.arrays = self._bundle()
 
     def _drop_distances(self, hops: int = 6) -> FloatArray:
         """Progress (from each lane's start) where the lane, or the one lane it leads into,
@@ -194,6 +159,59 @@ class LaneInfo:
                         limit = value
                 out[uid] = limit
         return out
+
+    def _bundle(self) -> LaneArrays:
+        """Everything above as one bundle for compiled kernels (`roadsim.world.lane_kernels`).
+
+        The per-lane arrays are columns of two row-major matrices, one of floats and one
+        of integers, so that what a kernel reads of one lane sits in one or two cache
+        lines instead of one line per array (a kernel looks up a dozen fields of a few
+        lanes per vehicle, and on a large map the tables are far bigger than the caches).
+        """
+        t, graph, n = self.table, self.net.graph, self.n
+        floats = {
+            "length": self.length,
+            "sign": self.sign,
+            "s0": self.s0,
+            "s1": self.s1,
+            "spacing": t.spacing,
+            "speed_limit": self.speed_limit,
+            "usable": self.usable,
+            "drop_at": self.drop_at,
+            "envelope_start": t.envelope_sq[t.ptr[:-1]],
+        }
+        ints = {
+            "ptr": t.ptr,
+            "samples": t.count,
+            "next_ptr": self.next_ptr,
+            "next_count": self.next_count,
+            "prev_ptr": self.prev_ptr,
+            "junction": self.junction,
+            "section": self.net.lanes.section,
+            "end_kind": self.end_kind,
+            "left_uid": graph.left_uid,
+            "right_uid": graph.right_uid,
+            "drivable": self.drivable,
+            "first_next": self.first_next,
+            "first_prev": self.first_prev,
+            "road": self.road,
+        }
+        rows = n + 1  # CSR pointers have one entry more than there are lanes
+        float_rows = np.zeros((rows, 16))
+        int_rows = np.zeros((rows, 16), dtype=np.int64)
+        columns: dict[str, npt.NDArray[np.generic]] = {}
+        for table, values in ((float_rows, floats), (int_rows, ints)):
+            for c, (name, column) in enumerate(values.items()):
+                table[: column.shape[0], c] = column
+                columns[name] = table[: column.shape[0], c]
+        return LaneArrays(
+            next_idx=self.next_idx.astype(np.int64),
+            prev_idx=self.prev_idx.astype(np.int64),
+            sample=np.ascontiguousarray(
+                np.column_stack([getattr(t, name) for name in SAMPLE_COLUMNS])
+            ),
+            **columns,  # type: ignore[arg-type]
+        )
 
     # -- progress and road coordinates -------------------------------------------------------------
 

@@ -1,0 +1,483 @@
+"""The traffic model's per-vehicle passes, compiled (see `roadsim.agents.traffic`).
+
+A tick of the autopilot is four calls: `prepare` (lane-change targets and the lane
+occupancy), `perceive` (leaders, the route ahead, stop lines and lane drops), the junction
+gate (`roadsim.agents.junctions`, the only pass where vehicles wait on each other), and
+`decide` (IDM, MOBIL, lane keeping). Each loops over the vehicles once; the constants and
+the reasons for them are in `roadsim.agents.traffic`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim._jit import njit_leaf, njit_loop
+from roadsim.agents.idm import idm_accel_one
+from roadsim.agents.perception import LaneOccupancy, follower_of, leader_of
+from roadsim.world.lane_kernels import (
+    LaneArrays,
+    bounds,
+    centre,
+    choose_next,
+    curve_speed_sq,
+    progress,
+    signed_curvature,
+)
+from roadsim.world.lane_table import ENVELOPE_DECEL
+from roadsim.world.routing import LANE_DROP
+from roadsim.world.traffic_lights import RED, YELLOW
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+UIntArray = npt.NDArray[np.uint64]
+BoolArray = npt.NDArray[np.bool_]
+
+HOPS = 3  # lane records searched ahead for leaders and stop lines
+TRACK_MIN = 4.0  # m, lane keeping: distance over which an error is corrected, at least
+TRACK_TIME = 0.8  # s of driving over which an error is corrected
+TRACK_PREVIEW = 0.15  # s ahead where the lane's curvature is read
+TRACK_MAX_ERROR = 1.2  # m, the lateral error the lane keeping acts on, at most
+SAFE_DECEL = 4.0  # m/s^2 MOBIL safety criterion
+CHANGE_THRESHOLD = 0.2  # m/s^2 MOBIL incentive threshold
+KEEP_RIGHT_BIAS = 0.3  # m/s^2
+CHANGE_COOLDOWN = 4.0  # s between two lane changes of one vehicle
+NO_CHANGE_BEFORE_END = 25.0  # m: no voluntary change this close to the end of a lane record
+FORCED_RANGE = 200.0  # m before a lane drop where vehicles must change lanes
+FORCED_BONUS = 10.0  # m/s^2 added to the incentive of a forced change
+MERGE_RANGE = 60.0  # m before the end of a dropping lane where a vehicle asks to merge
+DECIDE_EVERY = 4  # ticks between two lane-change decisions of one vehicle
+WIDTH_MARGIN = 0.5  # m a lane must be wider than a vehicle changing into it
+EDGE_TOLERANCE = 0.2  # m an actor may reach over its lane's edge unseen by the next lane
+ABORT_GAP = 1.0  # m: a change is given up when the gap ahead in the target lane is smaller
+
+_INF = np.inf
+
+
+class Actors(NamedTuple):
+    """What the traffic model reads of every actor, by slot (`roadsim.world.state`)."""
+
+    active: BoolArray
+    uid: IntArray
+    s: FloatArray
+    t: FloatArray
+    x: FloatArray
+    y: FloatArray
+    heading: FloatArray
+    speed: FloatArray
+    steer: FloatArray
+    half_length: FloatArray
+    width: FloatArray
+
+
+class Drivers(NamedTuple):
+    """Per-slot behaviour of the vehicles (IDM parameters, desired-speed factor, route
+    salt, wheelbase)."""
+
+    max_accel: FloatArray
+    comfort_decel: FloatArray
+    time_headway: FloatArray
+    min_gap: FloatArray
+    speed_factor: FloatArray
+    salt: UIntArray
+    wheelbase: FloatArray
+
+
+class Perceived(NamedTuple):
+    """What `perceive` finds for each vehicle, by row (allocate with `Perceived.empty`).
+
+    Attributes:
+        gap, lead_v: Gap to (m) and speed of the vehicle ahead (inf, 0: nobody).
+        lanes: The vehicle's lane and the next `HOPS` lanes of its route, shape
+            (N, 1 + HOPS), -1 past its end.
+        start: Distance from the front bumper to the start of each of ``lanes`` (m).
+        obstacle: Gap to the nearest red or yellow stop line or lane drop (inf: none).
+        stop_distance: Distance to stop comfortably (m).
+        ahead_goes: The vehicle ahead has been let into a junction or is in one.
+        spare: Scratch space.
+    """
+
+    gap: FloatArray
+    lead_v: FloatArray
+    lanes: IntArray
+    start: FloatArray
+    obstacle: FloatArray
+    stop_distance: FloatArray
+    ahead_goes: BoolArray
+    spare: IntArray
+
+    @classmethod
+    def empty(cls, n: int) -> Perceived:
+        return cls(
+            np.empty(n), np.empty(n), np.empty((n, 1 + HOPS), dtype=np.int64),
+            np.empty((n, 1 + HOPS)), np.empty(n), np.empty(n), np.empty(n, dtype=np.bool_),
+            np.empty(HOPS, dtype=np.int64),
+        )  # fmt: skip
+
+
+# -- prepare ---------------------------------------------------------------------------------------
+
+
+@njit_leaf
+def carry_target(la: LaneArrays, target: int, uid: int, salt: np.uint64) -> int:
+    """The lane-change target in the vehicle's current lane section: a vehicle that passed
+    into the next section mid-change goes on into the target's successor; a finished
+    change, or a target that ends, becomes the vehicle's own lane."""
+    if target >= 0 and la.section[target] != la.section[uid]:
+        target = choose_next(la, salt, target)
+    if target >= 0 and la.section[target] == la.section[uid] and target != uid:
+        return target
+    return uid
+
+
+@njit_leaf
+def straddled(la: LaneArrays, uid: int, p: float, t: float, width: float) -> int:
+    """The neighbour lane (same direction) an actor at (p, t) on ``uid`` reaches into
+    over its lane's edge, or -1."""
+    lo, hi = bounds(la, uid, p)
+    offset = la.sign[uid] * (t - 0.5 * (lo + hi))  # positive: left of driving direction
+    side = la.left_uid[uid] if offset > 0.0 else la.right_uid[uid]
+    if side < 0 or not la.drivable[side] or la.sign[side] != la.sign[uid]:
+        return -1
+    if abs(offset) + 0.5 * width > 0.5 * (hi - lo) + EDGE_TOLERANCE:
+        return int(side)
+    return -1
+
+
+@njit_loop
+def prepare(
+    la: LaneArrays,
+    actors: Actors,
+    salt: UIntArray,
+    me: IntArray,
+    target_uid: IntArray,
+    merge_into: IntArray,
+    on: IntArray,
+    p: FloatArray,
+    target: IntArray,
+    extra_lane: IntArray,
+    p_on: FloatArray,
+    over: IntArray,
+    order: IntArray,
+    on_order: IntArray,
+) -> None:
+    """What the occupancy of this tick is made of (outputs by row, written in place;
+    rows visited in ``order`` and ``on_order``, see `roadsim.agents.perception.by_lane`).
+
+    For the vehicles ``me``: progress ``p``, lane-change ``target`` and the other lane
+    each shows itself in (``extra_lane``, -1: none): a vehicle changing lanes is in its
+    target lane too; one that must leave a lane that drops shows itself in the lane it
+    merges into (a zipper). For the actors on lanes ``on``: progress ``p_on`` and the
+    neighbour lane ``over`` whose edge their body reaches over (-1: none).
+    """
+    for i in order:
+        k = me[i]
+        u = actors.uid[k]
+        p[i] = progress(la, u, actors.s[k])
+        target[i] = carry_target(la, target_uid[k], u, salt[k])
+        extra_lane[i] = -1
+        if target[i] != u:
+            extra_lane[i] = target[i]
+        elif la.usable[u] - p[i] < MERGE_RANGE and merge_into[u] >= 0:
+            extra_lane[i] = merge_into[u]
+    for j in on_order:
+        k = on[j]
+        u = actors.uid[k]
+        p_on[j] = progress(la, u, actors.s[k])
+        over[j] = straddled(la, u, p_on[j], actors.t[k], actors.width[k])
+
+
+# -- perceive ---------------------------------------------------------------------------------------
+
+
+@njit_loop
+def perceive(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    actors: Actors,
+    drivers: Drivers,
+    me: IntArray,
+    p: FloatArray,
+    target: IntArray,
+    granted: BoolArray,
+    stop_p: FloatArray,
+    stop_signal: IntArray,
+    shown: IntArray,
+    out: Perceived,
+    order: IntArray,
+) -> None:
+    """Leaders, the route ahead and the standing obstacles of the vehicles ``me``.
+
+    A vehicle changing lanes keeps the nearer of its two leaders, and gives the change up
+    (``target`` becomes its own lane, in place) when its target lane has no room left.
+
+    The results go to ``out`` (see `Perceived`).
+    """
+    gap, lead_v, lanes, start = out.gap, out.lead_v, out.lanes, out.start
+    half_all, speed = actors.half_length, actors.speed
+    spare = out.spare
+    for i in order:
+        k = me[i]
+        u = actors.uid[k]
+        salt = drivers.salt[k]
+        lanes[i, :] = -1
+        lanes[i, 0] = u
+        g, lv, ahead = leader_of(occ, la, k, u, p[i], salt, half_all, speed, lanes[i, 1:])
+        changing = target[i] != u
+        if changing:
+            g2, v2, _ = leader_of(occ, la, k, target[i], p[i], salt, half_all, speed, spare)
+            if g2 < ABORT_GAP:  # no room left in the target lane: stay in the lane
+                target[i] = u
+                changing = False
+            elif g2 < g:
+                g, lv = g2, v2
+        gap[i], lead_v[i] = g, lv
+        out.ahead_goes[i] = ahead >= 0 and (
+            granted[ahead] or la.junction[max(actors.uid[ahead], 0)] >= 0
+        )
+
+        start[i, 0] = -p[i] - half_all[k]
+        for h in range(1, 1 + HOPS):
+            prev = lanes[i, h - 1]
+            start[i, h] = start[i, h - 1] + (la.length[prev] if prev >= 0 else _INF)
+        v = speed[k]
+        stop = v * v / (2.0 * drivers.comfort_decel[k])
+        out.stop_distance[i] = stop
+        nearest = _INF
+        for h in range(1 + HOPS):
+            lane = lanes[i, h]
+            if lane < 0:
+                break
+            # Red lights, and yellow ones where there is room to stop.
+            signal = stop_signal[lane]
+            if shown.size and signal >= 0:
+                d = start[i, h] + stop_p[lane]
+                colour = shown[signal]
+                if d > -0.5 and (colour == RED or (colour == YELLOW and d > stop)):
+                    nearest = min(nearest, d)
+            # The end of a lane that drops (a vehicle already moving over into the next
+            # lane may use the whole of its own).
+            last = h == HOPS or lanes[i, h + 1] < 0
+            if last and la.end_kind[lane] == LANE_DROP:
+                usable = la.length[lane] if h == 0 and changing else la.usable[lane]
+                nearest = min(nearest, start[i, h] + usable)
+        out.obstacle[i] = nearest
+
+
+# -- decide -----------------------------------------------------------------------------------------
+
+
+@njit_loop
+def longitudinal(
+    la: LaneArrays,
+    actors: Actors,
+    drivers: Drivers,
+    me: IntArray,
+    p: FloatArray,
+    lanes: IntArray,
+    start: FloatArray,
+    gap: FloatArray,
+    lead_v: FloatArray,
+    obstacle: FloatArray,
+    delta: float,
+    v0: FloatArray,
+    accel: FloatArray,
+    order: IntArray,
+) -> None:
+    """IDM toward the nearer of the leader and the standing ``obstacle`` (the junction
+    gate's included): writes the desired speed ``v0`` and the acceleration by row."""
+    for i in order:
+        k = me[i]
+        u = lanes[i, 0]
+        g, lv = gap[i], lead_v[i]
+        if obstacle[i] < g:
+            g, lv = obstacle[i], 0.0
+        # Desired speed: the limit times the driver's factor, lowered for the curves ahead
+        # (the own lane's envelope here, the next lanes' at their start, reached braking).
+        v_sq = curve_speed_sq(la, u, p[i])
+        half = actors.half_length[k]
+        for h in range(1, lanes.shape[1]):
+            lane = lanes[i, h]
+            if lane >= 0:
+                ahead = la.envelope_start[lane] + 2.0 * ENVELOPE_DECEL * (start[i, h] + half)
+                v_sq = min(v_sq, ahead)
+        v0[i] = min(la.speed_limit[u] * drivers.speed_factor[k], math.sqrt(v_sq))
+        accel[i] = _idm(drivers, k, actors.speed[k], v0[i], g, lv, delta)
+
+
+@njit_loop
+def lane_changes(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    actors: Actors,
+    drivers: Drivers,
+    me: IntArray,
+    p: FloatArray,
+    target: IntArray,
+    lanes: IntArray,
+    v0: FloatArray,
+    accel: FloatArray,
+    change_timer: FloatArray,
+    through_lane: BoolArray,
+    politeness: float,
+    keep_right: bool,
+    delta: float,
+    tick: int,
+    dt: float,
+    scratch: IntArray,
+    best: IntArray,
+    order: IntArray,
+) -> None:
+    """Counts the lane-change timers down (by slot) and writes each vehicle's MOBIL
+    choice to ``best`` (by row; its ``target`` where it stays). ``tick`` is the tick
+    being computed, counted from 1; ``scratch`` holds one lane."""
+    for i in order:
+        k = me[i]
+        change_timer[k] = max(change_timer[k] - dt, 0.0)
+        best[i] = target[i]
+        if _may_change(la, k, lanes[i, 0], p[i], target[i], change_timer, tick):
+            best[i] = _mobil(
+                la, occ, actors, drivers, k, lanes[i, 0], p[i], v0[i], accel[i], target[i],
+                through_lane, politeness, keep_right, delta, scratch,
+            )  # fmt: skip
+
+
+@njit_loop
+def steering(
+    la: LaneArrays,
+    actors: Actors,
+    drivers: Drivers,
+    me: IntArray,
+    p: FloatArray,
+    target: IntArray,
+    steer: FloatArray,
+    order: IntArray,
+) -> None:
+    """Front-wheel angles (by row) that keep each vehicle on its ``target`` lane."""
+    for i in order:
+        k = me[i]
+        # The box centre moves at the slip angle beta to the body's heading.
+        course = actors.heading[k] + math.atan(0.5 * math.tan(actors.steer[k]))
+        curvature = _track(la, target[i], p[i], actors.speed[k], actors.x[k], actors.y[k], course)
+        # The wheel angle of the bicycle model that drives this curvature: the slip angle
+        # is beta = asin(curvature * lr), and tan(wheel) = 2 tan(beta).
+        sin_beta = min(max(curvature * 0.5 * drivers.wheelbase[k], -0.99), 0.99)
+        steer[i] = math.atan(2.0 * sin_beta / math.sqrt(1.0 - sin_beta * sin_beta))
+
+
+@njit_leaf
+def _idm(drivers: Drivers, k: int, v: float, v0: float, gap: float, lv: float, delta: float) -> float:
+    return idm_accel_one(
+        v, v0, gap, lv, drivers.max_accel[k], drivers.comfort_decel[k],
+        drivers.time_headway[k], drivers.min_gap[k], delta,
+    )  # fmt: skip
+
+
+@njit_leaf
+def _may_change(
+    la: LaneArrays, k: int, u: int, p: float, target: int, change_timer: FloatArray, tick: int
+) -> bool:
+    """Whether the vehicle in slot k considers a lane change this tick. Drivers think
+    about it a few times a second, not every tick (each slot on one tick in
+    `DECIDE_EVERY`), except before a lane drop, where they must."""
+    if target != u or change_timer[k] > 0.0 or la.junction[u] >= 0:
+        return False
+    if la.drop_at[u] - p < FORCED_RANGE:
+        return True
+    return la.length[u] - p > NO_CHANGE_BEFORE_END and k % DECIDE_EVERY == tick % DECIDE_EVERY
+
+
+@njit_leaf
+def _mobil(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    actors: Actors,
+    drivers: Drivers,
+    k: int,
+    u: int,
+    p: float,
+    v0: float,
+    a_now: float,
+    target: int,
+    through_lane: BoolArray,
+    politeness: float,
+    keep_right: bool,
+    delta: float,
+    no_route: IntArray,
+) -> int:
+    """MOBIL (Kesting, Treiber, Helbing 2007): the lane the vehicle in slot k changes to
+    (``target`` to stay). ``no_route`` is scratch space for one lane."""
+    forced = la.drop_at[u] - p < FORCED_RANGE
+    half = actors.half_length[k]
+    v = actors.speed[k]
+    best, best_gain = target, -_INF
+    for right in (False, True):
+        cand = la.right_uid[u] if right else la.left_uid[u]
+        if cand < 0 or not la.drivable[cand] or la.sign[cand] != la.sign[u]:
+            continue
+        # Wide enough for the vehicle here and a little further on.
+        wide = True
+        for ahead in (0.0, 15.0):
+            lo, hi = bounds(la, cand, min(p + ahead, la.length[cand]))
+            wide = wide and hi - lo >= actors.width[k] + WIDTH_MARGIN
+        # Room in the new lane: a voluntary change never goes into a lane about to drop.
+        room = 2.0 * half if forced else FORCED_RANGE + NO_CHANGE_BEFORE_END
+        if not wide or min(la.usable[cand], la.drop_at[cand]) - p <= room:
+            continue
+        # Entry, exit and ramp lanes are for traffic that needs them, not for overtaking.
+        if not (forced or through_lane[cand]):
+            continue
+        # Neighbours share the section: progress is the same coordinate in both.
+        g_lead, v_lead, _ = leader_of(
+            occ, la, k, cand, p, drivers.salt[k], actors.half_length, actors.speed, no_route
+        )
+        g_follow, follow = follower_of(occ, la, cand, p, half, actors.half_length)
+        a_new = _idm(drivers, k, v, v0, g_lead, v_lead, delta)
+        safe = g_lead > 1.0 and g_follow > 1.0
+        gain = a_new - a_now
+        if follow >= 0:
+            follow_v0 = la.speed_limit[cand] * drivers.speed_factor[follow]
+            a_follow = _idm(drivers, follow, actors.speed[follow], follow_v0, g_follow, v, delta)
+            safe = safe and a_follow > -SAFE_DECEL
+            gain += politeness * min(a_follow, 0.0)
+        if keep_right:
+            gain += KEEP_RIGHT_BIAS if right else -KEEP_RIGHT_BIAS
+        if forced:
+            gain += FORCED_BONUS
+        if safe and gain > CHANGE_THRESHOLD and gain > best_gain:
+            best, best_gain = cand, gain
+    return int(best)
+
+
+def clear_of_each_other(lane: IntArray, p: FloatArray, half: FloatArray) -> BoolArray:
+    """Which of the vehicles deciding to change into a lane this tick may do so: of two
+    that would end up too close in the same lane, the rear one waits."""
+    keep = np.ones(lane.size, dtype=bool)
+    if lane.size < 2:
+        return keep
+    order = np.lexsort((-p, lane))  # by lane, front first
+    ln, q, h = lane[order], p[order], half[order]
+    too_close = (ln[1:] == ln[:-1]) & (q[:-1] - q[1:] - h[:-1] - h[1:] < 2.0 * ABORT_GAP + 2.0)
+    keep[order[1:][too_close]] = False
+    return keep
+
+
+@njit_leaf
+def _track(la: LaneArrays, lane: int, p: float, v: float, x: float, y: float, course: float) -> float:
+    """Path curvature that brings a vehicle (centre at x, y, moving in direction
+    ``course``) onto the centre line of ``lane``: the lane's own curvature (read a little
+    ahead, for the steering lag) plus a critically damped correction of the lateral and
+    heading errors over `TRACK_TIME` seconds of driving (at least `TRACK_MIN` metres). The
+    lateral error is capped at `TRACK_MAX_ERROR`, which paces lane changes."""
+    xc, yc, cos_h, sin_h = centre(la, lane, p)
+    lateral = -(x - xc) * sin_h + (y - yc) * cos_h
+    hc = math.atan2(sin_h, cos_h)
+    lateral = min(max(lateral, -TRACK_MAX_ERROR), TRACK_MAX_ERROR)
+    heading_error = (course - hc + math.pi) % (2.0 * math.pi) - math.pi
+    reach = max(TRACK_MIN, TRACK_TIME * v)
+    ahead = min(p + TRACK_PREVIEW * v, la.length[lane])
+    feedback = lateral / reach**2 + 2.0 * heading_error / reach
+    return float(signed_curvature(la, lane, ahead) - feedback)
