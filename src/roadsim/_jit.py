@@ -8,19 +8,67 @@ are the same on every run: same scenario and seed, same bits.
 
 ``error_model="numpy"`` makes a division by zero give inf or NaN as numpy does, instead
 of raising.
+
+Numba's cache checks only the source file of the function it compiled, but a kernel
+embeds the helpers it calls from other files, and the constants it reads from them. So
+the cached kernels of roadsim are stamped with a hash of every source file of the
+package instead (`_PackageStamped`): any change to the package compiles them
+anew, and a stale kernel is never loaded.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numba
+from numba.core import caching
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # numba's private switch for compiling without reference counting (typed stubs omit it).
 _NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
+
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@cache
+def package_stamp() -> str:
+    """A hash of every Python source file of the roadsim package."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(_PACKAGE).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class _PackageStamped:
+    """A numba cache locator mixin: for roadsim's files only, stamped with
+    `package_stamp` instead of the file's modification time."""
+
+    def get_source_stamp(self) -> str:
+        return package_stamp()
+
+    @classmethod
+    def from_function(cls, py_func: Callable[..., Any], py_file: str) -> Any:
+        if not Path(py_file).resolve().is_relative_to(_PACKAGE):
+            return None
+        return super().from_function(py_func, py_file)  # type: ignore[misc]
+
+
+class _InTreeLocator(_PackageStamped, caching.InTreeCacheLocator):
+    """``__pycache__`` beside the source."""
+
+
+class _UserWideLocator(_PackageStamped, caching.UserWideCacheLocator):
+    """The user's cache directory, where the package's own is read-only."""
+
+
+caching.CacheImpl._locator_classes[:0] = [_InTreeLocator, _UserWideLocator]
 
 
 def njit(fn: F) -> F:

@@ -371,7 +371,7 @@ def _boxed(info: LaneInfo) -> BoolArray:
 
 
 class Conflicts:
-    """A symmetric lane-to-lane relation in CSR form, with vectorised row look-ups."""
+    """A symmetric lane-to-lane relation in CSR form: lane u relates to idx[ptr[u]:ptr[u + 1]]."""
 
     def __init__(self, n: int, row: IntArray, col: IntArray) -> None:
         order = np.lexsort((col, row))
