@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from roadsim.agents.dynamics import VehicleLimits, step_bicycle
+from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.traffic import TrafficModel, TrafficParams
 from roadsim.road.load import load_map
@@ -39,7 +39,7 @@ from roadsim.scenario.load import load_scenario_with_map
 from roadsim.sim.build import WorldBuilder
 from roadsim.sim.lifecycle import Respawner
 from roadsim.world.collisions import find_overlaps
-from roadsim.world.localization import relocalize
+from roadsim.world.localization import relocalize_slots
 from roadsim.world.routing import LaneInfo
 from roadsim.world.state import AUTOPILOT, EXTERNAL, VEHICLE, WorldState
 from roadsim.world.traffic_lights import TrafficLightPlan
@@ -194,28 +194,38 @@ class Simulation:
         vehicles = np.flatnonzero(st.active & (st.kind == VEHICLE))
         if vehicles.size:
             accel, steer = self._controls(vehicles)
-            lim = _limits_of(self.limits, vehicles)
-            x, y, hdg, v, steer_now, a, yaw = step_bicycle(
-                st.x[vehicles],
-                st.y[vehicles],
-                st.heading[vehicles],
-                st.speed[vehicles],
-                st.steer[vehicles],
+            step_bicycle_slots(
+                vehicles,
+                st.x,
+                st.y,
+                st.heading,
+                st.speed,
+                st.steer,
+                st.accel,
+                st.yaw_rate,
                 accel,
                 steer,
-                lim,
+                self.limits,
                 self.dt,
             )
-            st.x[vehicles], st.y[vehicles], st.heading[vehicles] = x, y, hdg
-            st.speed[vehicles], st.steer[vehicles] = v, steer_now
-            st.accel[vehicles], st.yaw_rate[vehicles] = a, yaw
             self._localize(vehicles)
         self._collide()
         self.frame += 1
 
     def _controls(self, vehicles: IntArray) -> tuple[FloatArray, FloatArray]:
         st = self.state
-        external = (st.control[vehicles] == EXTERNAL) & (self._ego_command is not None)
+        cmd = self._ego_command
+        if cmd is None:  # no external commands: the autopilot drives every vehicle
+            return self.traffic.act(
+                vehicles,
+                st,
+                self.limits.wheelbase,
+                self.salt,
+                self.traffic_params,
+                self.time,
+                self.dt,
+            )
+        external = st.control[vehicles] == EXTERNAL
         auto = vehicles[~external]
         accel = np.zeros(vehicles.size)
         steer = np.zeros(vehicles.size)
@@ -225,10 +235,8 @@ class Simulation:
             )
             accel[~external] = a
             steer[~external] = d
-        if external.any():
-            cmd = self._ego_command
-            assert cmd is not None
-            k = np.flatnonzero(external)
+        k = np.flatnonzero(external)
+        if k.size:
             slots = vehicles[k]
             if cmd.accel is not None:
                 accel[k] = cmd.accel
@@ -247,23 +255,16 @@ class Simulation:
 
     def _localize(self, vehicles: IntArray) -> None:
         st = self.state
-        on = vehicles[st.uid[vehicles] >= 0]
+        was_on = st.uid[vehicles] >= 0
+        on, off = vehicles[was_on], vehicles[~was_on]
         if on.size:
-            uid, s, t = relocalize(
-                self.info,
-                st.uid[on],
-                st.s[on],
-                st.x[on],
-                st.y[on],
-                st.heading[on],
-                self.salt[on],
+            # Writes uid, s, t and road of `on` in place; returns those now on no lane.
+            lost = relocalize_slots(
+                self.info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self.salt
             )
-            st.uid[on], st.s[on], st.t[on] = uid, s, t
-            st.road[on] = np.where(uid >= 0, self.info.road[np.maximum(uid, 0)], -1)
-            gone = on[
-                (uid < 0)
-                & (st.control[on] == AUTOPILOT)
-                & (on != (self.ego_slot if self.ego_slot is not None else -1))
+            gone = lost[
+                (st.control[lost] == AUTOPILOT)
+                & (lost != (self.ego_slot if self.ego_slot is not None else -1))
             ]
             if gone.size:
                 self.traffic.forget(gone)
@@ -272,8 +273,8 @@ class Simulation:
                 self.left_map += int(gone.size)
                 if self.respawner is not None:
                     self.respawner.release(gone)
-        off = vehicles[st.uid[vehicles] < 0]
-        off = off[st.active[off]]
+        # Vehicles that were off every lane before this tick: a full search. (Those lost
+        # just now had theirs in `relocalize_slots`.)
         if off.size:
             pos = self.net.localize(st.x[off], st.y[off], heading=st.heading[off])
             st.uid[off], st.s[off], st.t[off] = pos.uid, pos.s, pos.t
@@ -299,13 +300,3 @@ class Simulation:
     def vehicle_count(self) -> int:
         st = self.state
         return int(np.sum(st.active & (st.kind == VEHICLE)))
-
-
-def _limits_of(limits: VehicleLimits, slots: IntArray) -> VehicleLimits:
-    return VehicleLimits(
-        wheelbase=limits.wheelbase[slots],
-        max_accel=limits.max_accel[slots],
-        max_decel=limits.max_decel[slots],
-        max_steer=limits.max_steer[slots],
-        max_steer_rate=limits.max_steer_rate[slots],
-    )

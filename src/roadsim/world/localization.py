@@ -4,16 +4,33 @@ A full `RoadNetwork.localize` searches the whole map; a vehicle that was on a la
 ago is almost always on the same lane, the next lane of its route, or a neighbour. So each
 tick projects the new position onto the sampled centre line of the vehicle's lane
 (`roadsim.world.lane_table.LaneTable`, samples at most 2 m apart), moves on to the route's
-next lane when it passes the end of its lane record, checks the lateral offset against the
-lane's width and tries the neighbour on that side, and only for what is left runs a full
-`localize` (with the heading as hint).
+next lane when it passes the end of its lane record (at most three lanes a tick), checks
+the lateral offset against the lane's width and tries the neighbour on that side, and only
+for what is left runs a full `localize` (with the heading as hint).
+
+The per-vehicle part is one compiled loop (`roadsim._jit.njit`) over the lane tables'
+`roadsim.world.lane_kernels.LaneArrays`, with the same arithmetic as the tables' array
+methods. It visits the vehicles in lane order, so that vehicles on one lane share the rows
+of the tables they read, and reads and writes the vehicles' arrays by slot, so a tick
+gathers nothing.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._jit import njit
+from roadsim.world.lane_kernels import (
+    LaneArrays,
+    bounds,
+    choose_next,
+    progress,
+    project,
+    road_s,
+)
 from roadsim.world.routing import LaneInfo
 
 FloatArray = npt.NDArray[np.float64]
@@ -24,6 +41,9 @@ BoolArray = npt.NDArray[np.bool_]
 
 #: How far (m) a vehicle may stray from a junction's connecting lane and still be on it.
 JUNCTION_SLACK = 1.5
+
+#: Lane records a vehicle may pass the end of in one tick.
+_MAX_HOPS = 3
 
 
 def relocalize(
@@ -46,50 +66,151 @@ def relocalize(
     Returns:
         ``(uid, s, t)``; uid is -1 where the vehicle is on no lane any more.
     """
-    table = info.table
-    uid = uid.copy()
-    p, lateral = table.project(uid, info.progress(uid, s), x, y)
-    lost = np.zeros(uid.shape, dtype=bool)
-    for _ in range(3):
-        ahead = p > info.length[uid]
-        lost |= p < 0.0  # moving backwards out of a lane: rare, searched for below
-        i = np.flatnonzero(ahead & ~lost)
-        if i.size == 0:
-            break
-        nxt = info.choose_next(salt[i], uid[i])
-        dead = nxt < 0
-        lost[i[dead]] = True
-        i, nxt = i[~dead], nxt[~dead]
-        overshoot = p[i] - info.length[uid[i]]
-        uid[i] = nxt
-        p[i], lateral[i] = table.project(nxt, overshoot, x[i], y[i])
+    n = uid.shape[0]
+    uid_new = np.array(uid, dtype=np.int64)
+    s_new = np.array(s, dtype=np.float64)
+    t_new = np.full(n, np.nan)
+    road = np.full(n, -1, dtype=np.int64)
+    relocalize_slots(
+        info,
+        np.arange(n, dtype=np.int64),
+        uid_new,
+        s_new,
+        t_new,
+        road,
+        np.ascontiguousarray(x, dtype=np.float64),
+        np.ascontiguousarray(y, dtype=np.float64),
+        np.ascontiguousarray(heading, dtype=np.float64),
+        np.ascontiguousarray(salt, dtype=np.uint64),
+    )
+    return uid_new, s_new, t_new
 
-    # Lateral: still on the lane, or on its left or right neighbour?
-    k = np.flatnonzero(~lost)
-    lo, hi = table.bounds(uid[k], p[k])
-    # Connecting lanes in junctions overlap each other: a vehicle keeps its own one
-    # while it is roughly on it.
-    slack = np.where(info.junction[uid[k]] >= 0, JUNCTION_SLACK, 0.0)
-    out = k[np.abs(lateral[k]) > 0.5 * (hi - lo) + slack]
-    if out.size:
-        graph = info.net.graph
-        cand = np.where(lateral[out] > 0.0, graph.left_uid[uid[out]], graph.right_uid[uid[out]])
-        ok = cand >= 0
-        cand_c = np.maximum(cand, 0)
-        # A neighbour of the other direction counts progress from the other end.
-        q = np.where(info.sign[cand_c] == info.sign[uid[out]], p[out], info.length[cand_c] - p[out])
-        q2, lat2 = table.project(cand_c, q, x[out], y[out])
-        lo2, hi2 = table.bounds(cand_c, q2)
-        fits = ok & (info.sign[cand_c] != 0) & (np.abs(lat2) <= 0.5 * (hi2 - lo2))
-        fits &= (q2 >= 0.0) & (q2 <= info.length[cand_c])
-        uid[out[fits]], p[out[fits]], lateral[out[fits]] = cand_c[fits], q2[fits], lat2[fits]
-        lost[out[~fits]] = True
 
-    s_new = info.road_s(uid, p)
-    lo, hi = table.bounds(uid, p)
-    t_new = 0.5 * (lo + hi) + info.sign[uid] * lateral
-    if lost.any():
-        m = np.flatnonzero(lost)
-        pos = info.net.localize(x[m], y[m], heading=heading[m])
-        uid[m], s_new[m], t_new[m] = pos.uid, pos.s, pos.t
-    return uid, s_new, t_new
+def relocalize_slots(
+    info: LaneInfo,
+    slots: IntArray,
+    uid: IntArray,
+    s: FloatArray,
+    t: FloatArray,
+    road: IntArray,
+    x: FloatArray,
+    y: FloatArray,
+    heading: FloatArray,
+    salt: UIntArray,
+) -> IntArray:
+    """`relocalize` in place: updates the lane position of the vehicles in ``slots``.
+
+    Args:
+        info: The lane tables.
+        slots: The vehicles to relocalise, int64 indices into the arrays below, each on a
+            lane (a uid outside the lane tables counts as lost).
+        uid, s, t, road: Lane uid, road coordinates (m) and road index by slot, int64 and
+            float64; read (uid, s) and written (all four) at ``slots``.
+        x, y, heading: New pose by slot (m, rad), float64.
+        salt: Route salts by slot, uint64.
+
+    Returns:
+        The slots, in the order of ``slots``, of the vehicles now on no lane at all
+        (uid -1, s and t NaN, road -1), after the full search.
+    """
+    m = slots[_relocalize_kernel(info.arrays, slots, uid, s, t, road, x, y, salt)]
+    if m.size == 0:
+        return m
+    pos = info.net.localize(x[m], y[m], heading=heading[m])
+    uid[m], s[m], t[m] = pos.uid, pos.s, pos.t
+    road[m] = np.where(pos.uid >= 0, info.road[np.maximum(pos.uid, 0)], -1)
+    return m[pos.uid < 0]
+
+
+@njit
+def _relocalize_kernel(
+    la: LaneArrays,
+    slots: IntArray,
+    uid: IntArray,
+    s: FloatArray,
+    t: FloatArray,
+    road: IntArray,
+    x: FloatArray,
+    y: FloatArray,
+    salt: UIntArray,
+) -> IntArray:
+    """The incremental pass of `relocalize_slots`; returns the positions in ``slots`` of
+    the vehicles it lost, in increasing order (their uid, road set to -1, s and t to NaN).
+    """
+    lanes = la.length.shape[0]
+    lost_at = np.zeros(slots.shape[0], dtype=np.bool_)
+    for i in _lane_order(slots, uid, lanes):
+        k = slots[i]
+        u = uid[k]
+        lost = not 0 <= u < lanes
+        p = lateral = lo = hi = 0.0
+        if not lost:
+            p, lateral = project(la, u, progress(la, u, s[k]), x[k], y[k])
+            # Along the route: past the end of the record, on to the next one.
+            for _ in range(_MAX_HOPS):
+                if p < 0.0:  # moving backwards out of a lane: rare, left to the full search
+                    lost = True
+                    break
+                if not p > la.length[u]:
+                    break
+                nxt = choose_next(la, salt[k], u)
+                if nxt < 0:
+                    lost = True
+                    break
+                overshoot = p - la.length[u]
+                u = nxt
+                p, lateral = project(la, u, overshoot, x[k], y[k])
+        if not lost:
+            # Lateral: still on the lane, or on its left or right neighbour?
+            lo, hi = bounds(la, u, p)
+            # Connecting lanes in junctions overlap each other: a vehicle keeps its own
+            # one while it is roughly on it.
+            slack = JUNCTION_SLACK if la.junction[u] >= 0 else 0.0
+            if math.fabs(lateral) > 0.5 * (hi - lo) + slack:
+                cand = la.left_uid[u] if lateral > 0.0 else la.right_uid[u]
+                lost = True
+                if cand >= 0 and la.sign[cand] != 0.0:
+                    # A neighbour of the other direction counts progress from the other end.
+                    q = p if la.sign[cand] == la.sign[u] else la.length[cand] - p
+                    q2, lat2 = project(la, cand, q, x[k], y[k])
+                    lo2, hi2 = bounds(la, cand, q2)
+                    if math.fabs(lat2) <= 0.5 * (hi2 - lo2) and 0.0 <= q2 <= la.length[cand]:
+                        u, p, lateral, lost, lo, hi = cand, q2, lat2, False, lo2, hi2
+        if lost:
+            uid[k] = -1
+            road[k] = -1
+            s[k] = np.nan
+            t[k] = np.nan
+            lost_at[i] = True
+        else:  # (lo, hi) are the bounds of lane u at p from the lateral check
+            uid[k] = u
+            road[k] = la.road[u]
+            s[k] = road_s(la, u, p)
+            t[k] = 0.5 * (lo + hi) + la.sign[u] * lateral
+    return np.flatnonzero(lost_at)
+
+
+@njit
+def _lane_order(slots: IntArray, uid: IntArray, lanes: int) -> IntArray:
+    """Positions in ``slots`` ordered by the vehicles' lane uid (a stable counting sort;
+    uids outside [0, lanes) first).
+
+    Visited in this order, vehicles on one lane read the same rows of the lane tables
+    one after the other (as `roadsim.agents.perception.by_lane`): about a third less
+    time than in slot order in a tick of 10,000 vehicles, where the tables are out of
+    cache.
+    """
+    m = slots.shape[0]
+    bucket = np.empty(m, dtype=np.int64)
+    ptr = np.zeros(lanes + 2, dtype=np.int64)
+    for i in range(m):
+        u = uid[slots[i]]
+        bucket[i] = u + 1 if 0 <= u < lanes else 0
+        ptr[bucket[i] + 1] += 1
+    for b in range(lanes + 1):
+        ptr[b + 1] += ptr[b]
+    order = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        order[ptr[bucket[i]]] = i
+        ptr[bucket[i]] += 1
+    return order
