@@ -1,4 +1,4 @@
-"""The compiled bicycle step against the array formula it replaced, and its sine/cosine."""
+"""The compiled bicycle step against the array formula it replaced."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from roadsim.agents import dynamics
 from roadsim.agents.dynamics import VehicleLimits, step_bicycle, step_bicycle_slots
 
 FloatArray = npt.NDArray[np.float64]
@@ -79,9 +78,7 @@ def states(n: int, seed: int, heading_range: float) -> tuple[FloatArray, ...]:
     ("case", "heading_range", "dt"),
     [
         ("a tick", math.pi, 0.05),
-        # |heading| beyond the polynomials' range: the C library's functions take over
         ("headings of a million radians", 1e6, 0.05),
-        # more than a quarter turn in one step: also the C library
         ("steps of two seconds", math.pi, 2.0),
     ],
 )
@@ -128,21 +125,3 @@ def test_in_place_step_writes_only_its_slots() -> None:
     for col, before in zip((sx, sy, sh, sv, sd), (x, y, h, v, d), strict=True):
         assert np.array_equal(col[rest], before[rest])
     assert np.all(accel[rest] == 7.0) and np.all(yaw_rate[rest] == 7.0)
-
-
-def test_sincos_is_within_2e_16() -> None:
-    rng = np.random.default_rng(4)
-    quarter = np.arange(-400, 401) * (math.pi / 2)
-    xs = np.concatenate(
-        [
-            rng.uniform(-10.0, 10.0, 5000),
-            rng.uniform(-(2.0**19), 2.0**19, 2000),
-            quarter,
-            np.nextafter(quarter, np.inf),
-            np.nextafter(quarter, -np.inf),
-            [0.0, -0.0, 5e-324, 1e-300, 2.0**19 - 1.0],
-        ]
-    )
-    got = np.array([dynamics._sincos(v) for v in xs.tolist()])
-    assert np.max(np.abs(got[:, 0] - np.sin(xs))) <= 2e-16
-    assert np.max(np.abs(got[:, 1] - np.cos(xs))) <= 2e-16

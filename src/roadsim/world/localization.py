@@ -8,7 +8,7 @@ next lane when it passes the end of its lane record (at most three lanes a tick)
 the lateral offset against the lane's width and tries the neighbour on that side, and only
 for what is left runs a full `localize` (with the heading as hint).
 
-The per-vehicle part is one compiled loop (`roadsim._jit.njit`) over the lane tables'
+The per-vehicle part is one compiled loop (`roadsim._jit.njit_loop`) over the lane tables'
 `roadsim.world.lane_kernels.LaneArrays`, with the same arithmetic as the tables' array
 methods. It visits the vehicles in lane order, so that vehicles on one lane share the rows
 of the tables they read, and reads and writes the vehicles' arrays by slot, so a tick
@@ -22,7 +22,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._jit import njit
+from roadsim._jit import njit, njit_loop
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -113,7 +113,10 @@ def relocalize_slots(
         The slots, in the order of ``slots``, of the vehicles now on no lane at all
         (uid -1, s and t NaN, road -1), after the full search.
     """
-    m = slots[_relocalize_kernel(info.arrays, slots, uid, s, t, road, x, y, salt)]
+    lost = np.zeros(slots.shape[0], dtype=bool)
+    order = _lane_order(slots, uid, info.n)
+    _relocalize_kernel(info.arrays, slots, uid, s, t, road, x, y, salt, order, lost)
+    m = slots[lost]
     if m.size == 0:
         return m
     pos = info.net.localize(x[m], y[m], heading=heading[m])
@@ -122,7 +125,7 @@ def relocalize_slots(
     return m[pos.uid < 0]
 
 
-@njit
+@njit_loop
 def _relocalize_kernel(
     la: LaneArrays,
     slots: IntArray,
@@ -133,13 +136,14 @@ def _relocalize_kernel(
     x: FloatArray,
     y: FloatArray,
     salt: UIntArray,
-) -> IntArray:
-    """The incremental pass of `relocalize_slots`; returns the positions in ``slots`` of
-    the vehicles it lost, in increasing order (their uid, road set to -1, s and t to NaN).
-    """
+    order: IntArray,
+    lost_at: BoolArray,
+) -> None:
+    """The incremental pass of `relocalize_slots`, visiting ``slots`` in ``order``; marks
+    the positions in ``slots`` of the vehicles it lost in ``lost_at`` (their uid and road
+    set to -1, s and t to NaN)."""
     lanes = la.length.shape[0]
-    lost_at = np.zeros(slots.shape[0], dtype=np.bool_)
-    for i in _lane_order(slots, uid, lanes):
+    for i in order:
         k = slots[i]
         u = uid[k]
         lost = not 0 <= u < lanes
@@ -187,7 +191,6 @@ def _relocalize_kernel(
             road[k] = la.road[u]
             s[k] = road_s(la, u, p)
             t[k] = 0.5 * (lo + hi) + la.sign[u] * lateral
-    return np.flatnonzero(lost_at)
 
 
 @njit
