@@ -208,3 +208,184 @@ def test_rank_by_merge_equals_searchsorted() -> None:
     q = np.sort(np.concatenate((k[::7] + 0.0, k[::5] + 0.05)))
     expected = np.searchsorted(k, q, "right")
     np.testing.assert_array_equal(collisions._rank(k, q), expected)
+
+
+# -- the compiled kernel: many boxes, edge cases ---------------------------------------------------
+
+
+def brute_force_arrays(
+    x: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    h: npt.NDArray[np.float64],
+    length: npt.NDArray[np.float64],
+    width: npt.NDArray[np.float64],
+    active: npt.NDArray[np.bool_],
+) -> set[tuple[int, int]]:
+    """`brute_force`, vectorised over the second box: the same corner projections."""
+    idx = np.flatnonzero(active)
+    c, s = np.cos(h[idx]), np.sin(h[idx])
+    axes = np.stack((np.stack((c, s), -1), np.stack((-s, c), -1)), 1)  # (M, 2 axes, 2)
+    u = axes[:, 0] * (length[idx] / 2)[:, None]
+    v = axes[:, 1] * (width[idx] / 2)[:, None]
+    centre = np.stack((x[idx], y[idx]), -1)
+    quads = np.stack((centre + u + v, centre + u - v, centre - u - v, centre - u + v), 1)
+    own = np.einsum("mkd,mad->mka", quads, axes)  # each box's corners on its own axes
+    out = set()
+    for a in range(len(idx) - 1):
+        b = slice(a + 1, None)
+        on_a = np.einsum("mkd,ad->mka", quads[b], axes[a])  # the others on a's axes
+        on_b = np.einsum("kd,mad->mka", quads[a], axes[b])  # a on the others' axes
+        separated = ((on_a.max(1) < own[a].min(0)) | (own[a].max(0) < on_a.min(1))).any(1) | (
+            (on_b.max(1) < own[b].min(1)) | (own[b].max(1) < on_b.min(1))
+        ).any(1)
+        out |= {(int(idx[a]), int(j)) for j in idx[b][~separated]}
+    return out
+
+
+def as_pairs(i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
+    return list(zip(i.tolist(), j.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_matches_brute_force_on_thousands_of_clustered_boxes(seed: int) -> None:
+    """Cars in clusters and lanes, a few long boxes, NaN in inactive slots."""
+    rng = np.random.default_rng(100 + seed)
+    n = 2000
+    centres = rng.uniform(-500.0, 500.0, (20, 2))
+    which = rng.integers(0, 20, n)
+    x = centres[which, 0] + rng.normal(0.0, 12.0, n)
+    y = centres[which, 1] + rng.normal(0.0, 12.0, n)
+    h = rng.uniform(-4 * math.pi, 4 * math.pi, n)
+    h[: n // 3] = rng.choice([0.0, math.pi / 2, math.pi, -math.pi / 2], n // 3)  # lanes
+    length = rng.uniform(3.5, 5.5, n)
+    width = rng.uniform(1.6, 2.1, n)
+    length[:10] = rng.uniform(30.0, 80.0, 10)  # barriers, outside the grid
+    h[10:20] = rng.uniform(-1e9, 1e9, 10)  # headings too large for the AABB's bounds
+    active = rng.random(n) < 0.9
+    for col in (x, y, h, length, width):
+        col[~active] = np.nan
+    got = as_pairs(*find_overlaps(x, y, h, length, width, active))
+    assert got == sorted(set(got))
+    assert set(got) == brute_force_arrays(x, y, h, length, width, active)
+    assert len(got) > 500
+
+
+def test_touching_boxes_in_rows_and_columns() -> None:
+    """Edge to edge at heading 0 and pi, in the grid among many boxes."""
+    k = np.arange(40, dtype=np.float64)
+    x = np.concatenate((4.0 * k, 100.0 + 0.0 * k))  # a row, then a column of sideways cars
+    y = np.concatenate((0.0 * k, 50.0 + 2.0 * k))
+    h = np.where(np.arange(80) % 2 == 0, 0.0, math.pi)
+    length, width = np.full(80, 4.0), np.full(80, 2.0)
+    got = as_pairs(*find_overlaps(x, y, h, length, width, np.ones(80, bool)))
+    expected = [(a, a + 1) for a in range(39)] + [(a, a + 1) for a in range(40, 79)]
+    assert got == expected
+
+
+def test_a_huge_box_among_cars() -> None:
+    """A 3 km barrier over 300 cars in a line: more pairs than the first buffer holds."""
+    n = 300
+    x = np.append(10.0 * np.arange(n), 1495.0)
+    y = np.append(np.zeros(n), 1.0)
+    h = np.append(np.zeros(n), math.pi)
+    length, width = np.append(np.full(n, 4.5), 3100.0), np.append(np.full(n, 1.8), 0.5)
+    i, j = find_overlaps(x, y, h, length, width, np.ones(n + 1, bool))
+    assert as_pairs(i, j) == [(a, n) for a in range(n)]
+    # Across far more rows of the grid than it holds boxes: 20 cars 50 m apart.
+    y = np.append(50.0 * np.arange(20), 500.0)
+    x, h = np.append(np.zeros(20), 1.0), np.full(21, math.pi / 2)
+    length, width = np.append(np.full(20, 4.5), 1200.0), np.append(np.full(20, 1.8), 0.5)
+    i, j = find_overlaps(x, y, h, length, width, np.ones(21, bool))
+    assert as_pairs(i, j) == [(a, 20) for a in range(20)]
+
+
+def test_many_pairs_in_one_place() -> None:
+    """200 boxes on top of each other: every pair, beyond the first buffer."""
+    n = 200
+    rng = np.random.default_rng(5)
+    x, y, h = rng.uniform(0, 0.1, n), rng.uniform(0, 0.1, n), rng.uniform(-3, 3, n)
+    i, j = find_overlaps(x, y, h, np.full(n, 4.0), np.full(n, 2.0), np.ones(n, bool))
+    assert as_pairs(i, j) == [(a, b) for a in range(n) for b in range(a + 1, n)]
+
+
+def test_deterministic_and_independent_of_order() -> None:
+    rng = np.random.default_rng(11)
+    n = 3000
+    cols = [rng.uniform(0, 400, n), rng.uniform(0, 400, n), rng.uniform(-7, 7, n)]
+    cols += [rng.uniform(2, 9, n), rng.uniform(1, 3, n)]
+    active = np.ones(n, bool)
+    i, j = find_overlaps(*cols, active)
+    i2, j2 = find_overlaps(*cols, active)
+    np.testing.assert_array_equal(i, i2)
+    np.testing.assert_array_equal(j, j2)
+    perm = rng.permutation(n)
+    pi, pj = find_overlaps(*(c[perm] for c in cols), active)
+    a, b = perm[pi], perm[pj]
+    assert set(zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist(), strict=True)) == set(
+        as_pairs(i, j)
+    )
+
+
+def test_non_finite_active_boxes_are_ignored() -> None:
+    inf, nan = float("inf"), float("nan")
+    got = pairs(
+        (0.0, 0.0, 0.0, 4.0, 2.0),
+        (inf, 0.0, 0.0, 4.0, 2.0),
+        (1.0, 0.0, nan, 4.0, 2.0),
+        (1.0, 0.0, 0.0, inf, 2.0),
+        (1.0, 0.0, 0.0, 4.0, 2.0),
+    )
+    assert got == [(0, 4)]
+
+
+def test_coordinates_far_apart() -> None:
+    """Spans that overflow a double only coarsen the grid."""
+    got = pairs(
+        (-1e308, 0.0, 0.0, 4.0, 2.0),
+        (0.0, 0.0, 0.0, 4.0, 2.0),
+        (3.0, 1e300, 0.0, 4.0, 2.0),
+        (1e308, 1e300, 0.0, 4.0, 2.0),
+        (2.0, 0.5, 0.3, 4.0, 2.0),
+        (1e308, 1e300, 1.0, 4.0, 2.0),
+    )
+    assert got == [(1, 4), (3, 5)]
+
+
+def test_inputs_are_converted_and_shapes_checked() -> None:
+    i, j = find_overlaps([0, 3], [0, 0], [0, 0], [4, 4], [2, 2], [1, 1])
+    assert as_pairs(i, j) == [(0, 1)]
+    with pytest.raises(ValueError, match="one shape"):
+        find_overlaps(np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(2), [1, 1, 1])
+
+
+def test_aabb_bounds_of_cos_and_sin_hold() -> None:
+    """The broad phase's bounds of |cos| and |sin| never fall below numpy's values."""
+    h = np.concatenate(
+        (
+            np.linspace(-20.0, 20.0, 200_001),
+            np.arange(-8, 9) * (math.pi / 2),
+            np.random.default_rng(2).uniform(-1e8, 1e8, 10_000),
+            [1e8, -1e12, 2 * math.pi * 1000],
+        )
+    )
+    bounds = np.array([collisions._abs_cos_sin_bound(v) for v in h])
+    assert (bounds[:, 0] >= np.abs(np.cos(h))).all()
+    assert (bounds[:, 1] >= np.abs(np.sin(h))).all()
+    small = np.abs(h) < 1e3
+    assert (bounds[small] - np.abs(np.c_[np.cos(h), np.sin(h)])[small]).max() < 3e-5
+
+
+def test_large_boxes_at_any_angle_among_a_grid_of_cars() -> None:
+    """Barriers along, across and diagonal to a dense grid: they look up the grid's cells."""
+    rng = np.random.default_rng(9)
+    gx, gy = np.meshgrid(np.arange(40) * 5.0, np.arange(40) * 2.5)
+    n = gx.size
+    x = np.concatenate((gx.ravel() + rng.uniform(-0.5, 0.5, n), [100.0, 100.0, 100.0, 40.0]))
+    y = np.concatenate((gy.ravel() + rng.uniform(-0.3, 0.3, n), [50.0, 50.0, 50.0, 90.0]))
+    h = np.concatenate((rng.normal(0.0, 0.2, n), [0.0, math.pi / 2, math.pi / 4, 1.0]))
+    length = np.concatenate((np.full(n, 4.5), [120.0, 90.0, 150.0, 60.0]))
+    width = np.concatenate((np.full(n, 1.8), [0.5, 0.5, 0.5, 3.0]))
+    active = np.ones(n + 4, bool)
+    got = as_pairs(*find_overlaps(x, y, h, length, width, active))
+    assert got == sorted(brute_force_arrays(x, y, h, length, width, active))
+    assert sum(1 for i, j in got if j >= n) > 100
