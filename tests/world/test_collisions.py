@@ -183,7 +183,7 @@ def test_matches_brute_force(seed: int) -> None:
     assert len(expected) > 50  # the case is dense enough to test something
 
 
-def test_matches_brute_force_on_lanes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_matches_brute_force_on_lanes() -> None:
     """Traffic along axis-aligned lanes (rows of equal y, columns of equal x)."""
     rng = np.random.default_rng(7)
     boxes: list[Box] = []
@@ -197,17 +197,6 @@ def test_matches_brute_force_on_lanes(monkeypatch: pytest.MonkeyPatch) -> None:
     active = np.ones(len(boxes), bool)
     expected = brute_force(boxes, active)
     assert set(pairs(*boxes)) == expected
-    # The same through the merge that replaces bisection for many boxes.
-    monkeypatch.setattr(collisions, "_MERGE_MIN", 0)
-    assert set(pairs(*boxes)) == expected
-
-
-def test_rank_by_merge_equals_searchsorted() -> None:
-    rng = np.random.default_rng(3)
-    k = np.sort(np.round(rng.uniform(0, 50, 5000), 1))  # with ties
-    q = np.sort(np.concatenate((k[::7] + 0.0, k[::5] + 0.05)))
-    expected = np.searchsorted(k, q, "right")
-    np.testing.assert_array_equal(collisions._rank(k, q), expected)
 
 
 # -- the compiled kernel: many boxes, edge cases ---------------------------------------------------

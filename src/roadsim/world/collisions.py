@@ -54,8 +54,6 @@ Aabbs = tuple[FloatArray, FloatArray, FloatArray, FloatArray]  # x, y, ex, ey
 # grid instead of widening its cells for all (from 17 boxes on).
 _LARGE_FACTOR = 4.0
 _LARGE_MIN = 17
-# Unused, as `_rank`. Kept while tests/world/test_collisions.py still sets it.
-_MERGE_MIN = 0
 # Bits per radix-sort pass: 2,048 counters stay in L1 cache.
 _RADIX_BITS = 11
 _NO_KEY = np.iinfo(np.int64).max  # the sentinel after the last sorted cell key
@@ -303,21 +301,6 @@ def _radix_sort_by(key: IntArray, payload: IntArray, end: int) -> None:
     if passes % 2:  # the result is in the second buffers
         key[:] = k
         payload[:] = v
-
-
-@njit
-def _rank(k: npt.NDArray[np.generic], q: npt.NDArray[np.generic]) -> IntArray:
-    """``numpy.searchsorted(k, q, "right")`` for sorted ``k`` and sorted ``q``, by merging.
-
-    Unused, as `_MERGE_MIN`: the grid merges inline, without the arrays. Kept while
-    tests/world/test_collisions.py still tests it."""
-    out = np.empty(q.shape[0], np.int64)
-    i = 0
-    for t in range(q.shape[0]):
-        while i < k.shape[0] and k[i] <= q[t]:
-            i += 1
-        out[t] = i
-    return out
 
 
 @njit
