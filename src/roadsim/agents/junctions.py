@@ -137,7 +137,7 @@ class JunctionGate:
         conf, wide = self.conflicts, self.conflicts_long
         serve(
             need_ptr, need, rank, is_long, held, held_long, conf.ptr, conf.idx, wide.ptr,
-            wide.idx, self._position, grant,
+            wide.idx, self._position, grant, bool(is_long.any() or held_long.any()),
         )  # fmt: skip
         self.granted[me[cand[grant]]] = True
         out[cand[~grant]] = entry[~grant] - SETBACK
@@ -312,6 +312,7 @@ def serve(
     wide_idx: IntArray,
     position: IntArray,
     grant: BoolArray,
+    any_long: bool,
 ) -> None:
     """Which requests are granted this tick, lowest ``rank`` first: clears ``grant[c]``
     (set where the lane after the junction has room) of those refused.
@@ -320,8 +321,9 @@ def serve(
     lane conflicting with one it needs is held, or when an earlier request of this tick
     needs the same lane or a conflicting one (that one may itself be refused: it is then
     served next tick, a 50 ms delay). Long vehicles use the wide conflicts, against held
-    lanes and against other requests alike. ``position`` is scratch space by lane, -1
-    throughout on entry and on return.
+    lanes and against other requests alike (``any_long``: a request is long or a lane is
+    held by a long vehicle). ``position`` is scratch space by lane, -1 throughout on entry
+    and on return.
     """
     m = rank.size
     for c in range(m):  # lane -> the earliest request needing it
@@ -341,6 +343,8 @@ def serve(
                 other = position[other_lane]
                 if other >= 0 and other != c and rank[c] > rank[other]:
                     grant[c] = False
+            if not any_long:
+                continue  # the wide conflicts concern long vehicles only
             for q in range(wide_ptr[lane], wide_ptr[lane + 1]):
                 other_lane = wide_idx[q]
                 if held_long[other_lane] or (held[other_lane] and is_long[c]):
