@@ -77,10 +77,10 @@ class TrafficModel:
     def __init__(self, info: LaneInfo, lights: TrafficLightPlan) -> None:
         self.info = info
         self.lights = lights
-        n = info.n
-        # Per lane: progress of its first stop line, and the light that governs it.
-        self.stop_p = np.full(n, np.inf)
-        self.stop_signal = np.full(n, -1, dtype=np.int64)
+        # Per lane: progress of its first stop line, and the light that governs it (columns
+        # of the lane tables, read with the lane's other fields).
+        self.stop_p, self.stop_signal = info.arrays.stop_p, info.arrays.stop_signal
+        self.stop_p[:], self.stop_signal[:] = np.inf, -1
         lines = lights.stop_lines
         if len(lines.uid):
             sp = info.progress(lines.uid, lines.s)
@@ -129,19 +129,15 @@ class TrafficModel:
         uid = state.uid[me]
         p = info.progress(uid, state.s[me])
         half_all = 0.5 * state.length
-        gap, _, route, _ = leaders(
-            occ, info.arrays, me, uid, p, salt, half_all, state.speed, HOPS
-        )
+        gap, _, route, _ = leaders(occ, info.arrays, me, uid, p, salt, half_all, state.speed, HOPS)
         drivers = _drivers(params, salt, np.zeros(state.capacity))
         min_gap, headway = drivers.min_gap[me], drivers.time_headway[me]
         calm = np.maximum(gap - min_gap, 0.0) / headway
         # Before the first junction lane or stop line ahead (not the lane it is on).
         lanes = np.concatenate((uid[:, None], route), axis=1)
         length = np.where(lanes >= 0, info.length[np.maximum(lanes, 0)], np.inf)
-        start = np.concatenate(
-            ((-p - half_all[me])[:, None], -p[:, None] - half_all[me, None] + np.cumsum(length, axis=1)[:, :-1]),
-            axis=1,
-        )
+        front = -p - half_all[me]  # from the front bumper to the start of the own lane
+        start = np.column_stack((front, front[:, None] + np.cumsum(length, axis=1)[:, :-1]))
         lanes_c = np.maximum(lanes, 0)
         entry = np.where((lanes >= 0) & (info.junction[lanes_c] >= 0), start, np.inf)
         entry[:, 0] = np.where(info.junction[uid] >= 0, np.inf, entry[:, 0])
@@ -206,9 +202,9 @@ class TrafficModel:
             la, actors, salt, me, self.target_uid, self.merge_into, on, p, target, extra, p_on,
             over, order, by_lane(state.uid[on], info.n),
         )  # fmt: skip
-        changing = extra >= 0
-        merging = changing & (target == uid)
-        changing &= ~merging
+        # In a second lane too: the target of a change, or the lane a drop merges into.
+        merging = (extra >= 0) & (target == uid)
+        changing = (extra >= 0) & ~merging
         straddling = over >= 0
         occ = LaneOccupancy(
             *sort_entries(
@@ -225,8 +221,7 @@ class TrafficModel:
         )
         seen = Perceived.empty(n)
         perceive(
-            la, occ, actors, drivers, me, p, target, self.gate.granted, self.stop_p,
-            self.stop_signal, shown, seen, order,
+            la, occ, actors, drivers, me, p, target, self.gate.granted, shown, seen, order,
         )  # fmt: skip
         gate = self.gate.gaps(
             me, seen.lanes, seen.start, seen.stop_distance, seen.gap, seen.ahead_goes,

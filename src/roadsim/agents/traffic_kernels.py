@@ -203,8 +203,6 @@ def perceive(
     p: FloatArray,
     target: IntArray,
     granted: BoolArray,
-    stop_p: FloatArray,
-    stop_signal: IntArray,
     shown: IntArray,
     out: Perceived,
     order: IntArray,
@@ -252,9 +250,9 @@ def perceive(
             if lane < 0:
                 break
             # Red lights, and yellow ones where there is room to stop.
-            signal = stop_signal[lane]
+            signal = la.stop_signal[lane]
             if shown.size and signal >= 0:
-                d = start[i, h] + stop_p[lane]
+                d = start[i, h] + la.stop_p[lane]
                 colour = shown[signal]
                 if d > -0.5 and (colour == RED or (colour == YELLOW and d > stop)):
                     nearest = min(nearest, d)

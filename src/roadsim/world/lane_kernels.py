@@ -32,7 +32,8 @@ class LaneArrays(NamedTuple):
     """Per-lane-uid and per-sample arrays (see `LaneInfo` and `LaneTable` for meanings).
 
     The per-uid arrays are strided views into two row-major tables (see
-    `roadsim.world.routing.LaneInfo._bundle`); ``drivable`` is 0 or 1.
+    `roadsim.world.routing.LaneInfo._bundle`); ``drivable`` is 0 or 1. The stop-line
+    columns are filled by the traffic model (`roadsim.agents.traffic.TrafficModel`).
     """
 
     # per uid
@@ -45,6 +46,7 @@ class LaneArrays(NamedTuple):
     usable: FloatArray
     drop_at: FloatArray
     envelope_start: FloatArray  # the speed envelope at the lane's first sample
+    stop_p: FloatArray  # progress of the lane's first stop line (inf: none)
     ptr: IntArray  # first sample
     samples: IntArray  # samples per uid
     next_ptr: IntArray
@@ -59,6 +61,7 @@ class LaneArrays(NamedTuple):
     first_next: IntArray
     first_prev: IntArray
     road: IntArray
+    stop_signal: IntArray  # the light governing that stop line (-1: none)
     # CSR columns and samples
     next_idx: IntArray
     prev_idx: IntArray
@@ -110,6 +113,8 @@ def choose_next(la: LaneArrays, salt: np.uint64, u: int) -> int:
     count = la.next_count[u]
     if count <= 0 or la.next_idx.size == 0:
         return -1
+    if count == 1:  # no fork: the successor is in the lane's row, no look-up elsewhere
+        return int(la.first_next[u])
     h = mix_hash(salt ^ (np.uint64(u) * _MIX))
     pick = np.int64(h % np.uint64(count))
     return int(la.next_idx[min(la.next_ptr[u] + pick, la.next_idx.size - 1)])

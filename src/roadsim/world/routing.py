@@ -179,6 +179,7 @@ class LaneInfo:
             "usable": self.usable,
             "drop_at": self.drop_at,
             "envelope_start": t.envelope_sq[t.ptr[:-1]],
+            "stop_p": np.full(n, np.inf),
         }
         ints = {
             "ptr": t.ptr,
@@ -195,6 +196,7 @@ class LaneInfo:
             "first_next": self.first_next,
             "first_prev": self.first_prev,
             "road": self.road,
+            "stop_signal": np.full(n, -1, dtype=np.int64),
         }
         rows = n + 1  # CSR pointers have one entry more than there are lanes
         float_rows = np.zeros((rows, 16))
