@@ -38,8 +38,7 @@ from roadsim.agents.traffic_kernels import (
     Drivers,
     Perceived,
     clear_of_each_other,
-    lane_changes,
-    longitudinal,
+    decide,
     perceive,
     prepare,
     steering,
@@ -198,10 +197,12 @@ class TrafficModel:
         p, target, extra = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
         p_on, over = np.empty(on.size), np.empty(on.size, dtype=np.int64)
         order = by_lane(uid, info.n)  # rows visited in lane order: see `by_lane`
+        envelope_sq, curvature = np.empty(n), np.empty(n)
         prepare(
             la, actors, salt, me, self.target_uid, self.merge_into, on, p, target, extra, p_on,
-            over, order, by_lane(state.uid[on], info.n),
+            over, order, by_lane(state.uid[on], info.n), envelope_sq, curvature,
         )  # fmt: skip
+        planned = target.copy()
         # In a second lane too: the target of a change, or the lane a drop merges into.
         merging = (extra >= 0) & (target == uid)
         changing = (extra >= 0) & ~merging
@@ -229,16 +230,12 @@ class TrafficModel:
         )  # fmt: skip
 
         # -- longitudinal, lateral, steering -------------------------------------------------------
-        v0, a = np.empty(n), np.empty(n)
-        longitudinal(
-            la, actors, drivers, me, p, seen.lanes, seen.start, seen.gap, seen.lead_v,
-            np.minimum(seen.obstacle, gate), float(params.idm.delta), v0, a, order,
-        )  # fmt: skip
-        best = np.empty(n, dtype=np.int64)
-        lane_changes(
-            la, occ, actors, drivers, me, p, target, seen.lanes, v0, a, self.change_timer,
+        a, best = np.empty(n), np.empty(n, dtype=np.int64)
+        decide(
+            la, occ, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
+            seen.lead_v, np.minimum(seen.obstacle, gate), envelope_sq, self.change_timer,
             self.through_lane, float(params.politeness), bool(params.keep_right),
-            float(params.idm.delta), round(time / dt) + 1, dt, seen.spare, best, order,
+            float(params.idm.delta), round(time / dt) + 1, dt, seen.spare, a, best, order,
         )  # fmt: skip
         changed = np.flatnonzero(best != target)
         changed = changed[clear_of_each_other(best[changed], p[changed], actors.half_length[me[changed]])]
@@ -246,7 +243,7 @@ class TrafficModel:
         self.change_timer[me[changed]] = CHANGE_COOLDOWN
         self.target_uid[me] = target
         d = np.empty(n)
-        steering(la, actors, drivers, me, p, target, d, order)
+        steering(la, actors, drivers, me, p, target, planned, curvature, d, order)
         accel[on_lane] = a
         steer[on_lane] = d
         return accel, steer

@@ -163,6 +163,8 @@ def prepare(
     over: IntArray,
     order: IntArray,
     on_order: IntArray,
+    envelope_sq: FloatArray,
+    curvature: FloatArray,
 ) -> None:
     """What the occupancy of this tick is made of (outputs by row, written in place;
     rows visited in ``order`` and ``on_order``, see `roadsim.agents.perception.by_lane`).
@@ -172,6 +174,11 @@ def prepare(
     target lane too; one that must leave a lane that drops shows itself in the lane it
     merges into (a zipper). For the actors on lanes ``on``: progress ``p_on`` and the
     neighbour lane ``over`` whose edge their body reaches over (-1: none).
+
+    While each vehicle's lane samples are at hand, it also reads the squared speed
+    envelope of its lane at p (``envelope_sq``, for `decide`) and the lane-keeping
+    curvature toward ``target`` (``curvature``, for `steering`, which recomputes it only
+    for vehicles whose target changes later in the tick).
     """
     for i in order:
         k = me[i]
@@ -183,6 +190,8 @@ def prepare(
             extra_lane[i] = target[i]
         elif la.usable[u] - p[i] < MERGE_RANGE and merge_into[u] >= 0:
             extra_lane[i] = merge_into[u]
+        envelope_sq[i] = curve_speed_sq(la, u, p[i])
+        curvature[i] = _track(la, target[i], p[i], actors, k)
     for j in on_order:
         k = on[j]
         u = actors.uid[k]
@@ -269,45 +278,7 @@ def perceive(
 
 
 @njit_loop
-def longitudinal(
-    la: LaneArrays,
-    actors: Actors,
-    drivers: Drivers,
-    me: IntArray,
-    p: FloatArray,
-    lanes: IntArray,
-    start: FloatArray,
-    gap: FloatArray,
-    lead_v: FloatArray,
-    obstacle: FloatArray,
-    delta: float,
-    v0: FloatArray,
-    accel: FloatArray,
-    order: IntArray,
-) -> None:
-    """IDM toward the nearer of the leader and the standing ``obstacle`` (the junction
-    gate's included): writes the desired speed ``v0`` and the acceleration by row."""
-    for i in order:
-        k = me[i]
-        u = lanes[i, 0]
-        g, lv = gap[i], lead_v[i]
-        if obstacle[i] < g:
-            g, lv = obstacle[i], 0.0
-        # Desired speed: the limit times the driver's factor, lowered for the curves ahead
-        # (the own lane's envelope here, the next lanes' at their start, reached braking).
-        v_sq = curve_speed_sq(la, u, p[i])
-        half = actors.half_length[k]
-        for h in range(1, lanes.shape[1]):
-            lane = lanes[i, h]
-            if lane >= 0:
-                ahead = la.envelope_start[lane] + 2.0 * ENVELOPE_DECEL * (start[i, h] + half)
-                v_sq = min(v_sq, ahead)
-        v0[i] = min(la.speed_limit[u] * drivers.speed_factor[k], math.sqrt(v_sq))
-        accel[i] = _idm(drivers, k, actors.speed[k], v0[i], g, lv, delta)
-
-
-@njit_loop
-def lane_changes(
+def decide(
     la: LaneArrays,
     occ: LaneOccupancy,
     actors: Actors,
@@ -316,8 +287,11 @@ def lane_changes(
     p: FloatArray,
     target: IntArray,
     lanes: IntArray,
-    v0: FloatArray,
-    accel: FloatArray,
+    start: FloatArray,
+    gap: FloatArray,
+    lead_v: FloatArray,
+    obstacle: FloatArray,
+    envelope_sq: FloatArray,
     change_timer: FloatArray,
     through_lane: BoolArray,
     politeness: float,
@@ -326,20 +300,42 @@ def lane_changes(
     tick: int,
     dt: float,
     scratch: IntArray,
+    accel: FloatArray,
     best: IntArray,
     order: IntArray,
 ) -> None:
-    """Counts the lane-change timers down (by slot) and writes each vehicle's MOBIL
-    choice to ``best`` (by row; its ``target`` where it stays). ``tick`` is the tick
-    being computed, counted from 1; ``scratch`` holds one lane."""
+    """IDM and MOBIL for each vehicle: writes the acceleration and the lane chosen
+    (``best``, its ``target`` where it stays) by row, and counts the lane-change timers
+    down (by slot).
+
+    IDM drives toward the nearer of the leader and the standing ``obstacle`` (the
+    junction gate's included) at the desired speed: the limit times the driver's factor,
+    lowered for the curves ahead (the own lane's ``envelope_sq`` here, the next lanes'
+    at their start, reached braking). ``tick`` is the tick being computed, counted from
+    1; ``scratch`` holds one lane.
+    """
     for i in order:
         k = me[i]
+        u = lanes[i, 0]
+        g, lv = gap[i], lead_v[i]
+        if obstacle[i] < g:
+            g, lv = obstacle[i], 0.0
+        v_sq = envelope_sq[i]
+        half = actors.half_length[k]
+        for h in range(1, lanes.shape[1]):
+            lane = lanes[i, h]
+            if lane >= 0:
+                ahead = la.envelope_start[lane] + 2.0 * ENVELOPE_DECEL * (start[i, h] + half)
+                v_sq = min(v_sq, ahead)
+        v0 = min(la.speed_limit[u] * drivers.speed_factor[k], math.sqrt(v_sq))
+        accel[i] = _idm(drivers, k, actors.speed[k], v0, g, lv, delta)
+
         change_timer[k] = max(change_timer[k] - dt, 0.0)
         best[i] = target[i]
-        if _may_change(la, k, lanes[i, 0], p[i], target[i], change_timer, tick):
+        if _may_change(la, k, u, p[i], target[i], change_timer, tick):
             best[i] = _mobil(
-                la, occ, actors, drivers, k, lanes[i, 0], p[i], v0[i], accel[i], target[i],
-                through_lane, politeness, keep_right, delta, scratch,
+                la, occ, actors, drivers, k, u, p[i], v0, accel[i], target[i], through_lane,
+                politeness, keep_right, delta, scratch,
             )  # fmt: skip
 
 
@@ -351,18 +347,21 @@ def steering(
     me: IntArray,
     p: FloatArray,
     target: IntArray,
+    planned: IntArray,
+    curvature: FloatArray,
     steer: FloatArray,
     order: IntArray,
 ) -> None:
-    """Front-wheel angles (by row) that keep each vehicle on its ``target`` lane."""
+    """Front-wheel angles (by row) that keep each vehicle on its ``target`` lane, from the
+    ``curvature`` `prepare` found toward the ``planned`` target (recomputed where the
+    target changed since)."""
     for i in order:
         k = me[i]
-        # The box centre moves at the slip angle beta to the body's heading.
-        course = actors.heading[k] + math.atan(0.5 * math.tan(actors.steer[k]))
-        curvature = _track(la, target[i], p[i], actors.speed[k], actors.x[k], actors.y[k], course)
+        if target[i] != planned[i]:
+            curvature[i] = _track(la, target[i], p[i], actors, k)
         # The wheel angle of the bicycle model that drives this curvature: the slip angle
         # is beta = asin(curvature * lr), and tan(wheel) = 2 tan(beta).
-        sin_beta = min(max(curvature * 0.5 * drivers.wheelbase[k], -0.99), 0.99)
+        sin_beta = min(max(curvature[i] * 0.5 * drivers.wheelbase[k], -0.99), 0.99)
         steer[i] = math.atan(2.0 * sin_beta / math.sqrt(1.0 - sin_beta * sin_beta))
 
 
@@ -464,12 +463,15 @@ def clear_of_each_other(lane: IntArray, p: FloatArray, half: FloatArray) -> Bool
 
 
 @njit_leaf
-def _track(la: LaneArrays, lane: int, p: float, v: float, x: float, y: float, course: float) -> float:
-    """Path curvature that brings a vehicle (centre at x, y, moving in direction
-    ``course``) onto the centre line of ``lane``: the lane's own curvature (read a little
-    ahead, for the steering lag) plus a critically damped correction of the lateral and
-    heading errors over `TRACK_TIME` seconds of driving (at least `TRACK_MIN` metres). The
-    lateral error is capped at `TRACK_MAX_ERROR`, which paces lane changes."""
+def _track(la: LaneArrays, lane: int, p: float, actors: Actors, k: int) -> float:
+    """Path curvature that brings the vehicle in slot k (at progress p) onto the centre
+    line of ``lane``: the lane's own curvature (read a little ahead, for the steering lag)
+    plus a critically damped correction of the lateral and heading errors over
+    `TRACK_TIME` seconds of driving (at least `TRACK_MIN` metres). The lateral error is
+    capped at `TRACK_MAX_ERROR`, which paces lane changes."""
+    x, y, v = actors.x[k], actors.y[k], actors.speed[k]
+    # The box centre moves at the slip angle beta to the body's heading.
+    course = actors.heading[k] + math.atan(0.5 * math.tan(actors.steer[k]))
     xc, yc, cos_h, sin_h = centre(la, lane, p)
     lateral = -(x - xc) * sin_h + (y - yc) * cos_h
     hc = math.atan2(sin_h, cos_h)
