@@ -1,10 +1,15 @@
-"""The kinematic bicycle model against its closed form."""
+"""The kinematic bicycle model against its closed form, and the compiled step against the
+array formula it replaced."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
-from roadsim.agents.dynamics import VehicleLimits, step_bicycle
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from roadsim.agents.dynamics import VehicleLimits, step_bicycle, step_bicycle_slots
 
 
 def limits(n: int) -> VehicleLimits:
@@ -60,3 +65,112 @@ def test_limits_clip_acceleration_steering_and_speed() -> None:
     assert v[0] == 0.0  # never reverses
     assert applied[0] == -2.0  # what it took to stop, not the request
     assert steer[0] == 0.5  # rate-limited: 1 rad/s over 0.5 s
+
+
+# -- the compiled step against the array formula ------------------------------------------------
+
+FloatArray = npt.NDArray[np.float64]
+Step = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]
+
+
+def reference(
+    x: FloatArray,
+    y: FloatArray,
+    heading: FloatArray,
+    speed: FloatArray,
+    steer: FloatArray,
+    accel_cmd: FloatArray,
+    steer_cmd: FloatArray,
+    limits: VehicleLimits,
+    dt: float,
+) -> Step:
+    """The numpy implementation `step_bicycle` replaced."""
+    a = np.clip(accel_cmd, -limits.max_decel, limits.max_accel)
+    new_speed = np.maximum(speed + a * dt, 0.0)
+    applied = (new_speed - speed) / dt
+    max_delta = limits.max_steer_rate * dt
+    target = np.clip(steer_cmd, -limits.max_steer, limits.max_steer)
+    new_steer = steer + np.clip(target - steer, -max_delta, max_delta)
+    lr = 0.5 * limits.wheelbase
+    beta = np.arctan(0.5 * np.tan(new_steer))
+    v_mean = 0.5 * (speed + new_speed)
+    yaw_rate = v_mean / lr * np.sin(beta)
+    dpsi = yaw_rate * dt
+    chord = v_mean * dt * np.sinc(dpsi / (2.0 * np.pi))
+    direction = heading + beta + 0.5 * dpsi
+    new_heading = np.remainder(heading + dpsi + np.pi, 2.0 * np.pi) - np.pi
+    return (
+        x + chord * np.cos(direction),
+        y + chord * np.sin(direction),
+        new_heading,
+        new_speed,
+        new_steer,
+        applied,
+        yaw_rate,
+    )
+
+
+def states(n: int, seed: int, heading_range: float) -> tuple[FloatArray, ...]:
+    rng = np.random.default_rng(seed)
+    return (
+        rng.uniform(-3000.0, 3000.0, n),
+        rng.uniform(-3000.0, 3000.0, n),
+        rng.uniform(-heading_range, heading_range, n),
+        rng.uniform(0.0, 30.0, n),
+        rng.uniform(-0.6, 0.6, n),
+        rng.uniform(-10.0, 5.0, n),
+        rng.uniform(-0.8, 0.8, n),
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "heading_range", "dt"),
+    [
+        ("a tick", math.pi, 0.05),
+        ("headings of a million radians", 1e6, 0.05),
+        ("steps of two seconds", math.pi, 2.0),
+    ],
+)
+def test_matches_the_array_formula(case: str, heading_range: float, dt: float) -> None:
+    x, y, h, v, d, a, c = states(20_000, 1, heading_range)
+    got = step_bicycle(x, y, h, v, d, a, c, limits(x.size), dt)
+    want = reference(x, y, h, v, d, a, c, limits(x.size), dt)
+    names = ("x", "y", "heading", "speed", "steer", "accel", "yaw_rate")
+    # Positions: the reference adds beta to the heading before its cosine, rounding to
+    # the heading's last bit (1e-10 rad at a million radians).
+    atol = {"x": 1e-9, "y": 1e-9, "heading": 1e-12, "yaw_rate": 1e-12}
+    for name, g, w in zip(names, got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=0.0, atol=atol.get(name, 0.0), err_msg=name)
+
+
+def test_nan_requests_give_nan_as_the_array_formula() -> None:
+    x, y, h, v, d, a, c = states(1000, 2, math.pi)
+    a[::5] = np.nan
+    c[::7] = np.nan
+    got = step_bicycle(x, y, h, v, d, a, c, limits(x.size), 0.05)
+    with np.errstate(invalid="ignore"):
+        want = reference(x, y, h, v, d, a, c, limits(x.size), 0.05)
+    for g, w in zip(got, want, strict=True):
+        assert np.array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_allclose(g, w, rtol=0.0, atol=1e-9)
+
+
+def test_in_place_step_writes_only_its_slots() -> None:
+    n = 500
+    x, y, h, v, d, a, c = states(n, 3, math.pi)
+    lim = limits(n)
+    slots = np.arange(1, n, 3, dtype=np.int64)
+    want = step_bicycle(
+        x[slots], y[slots], h[slots], v[slots], d[slots], a[slots], c[slots],
+        VehicleLimits(*(getattr(lim, f)[slots] for f in VehicleLimits.__dataclass_fields__)),
+        0.05,
+    )  # fmt: skip
+    sx, sy, sh, sv, sd = (col.copy() for col in (x, y, h, v, d))
+    accel, yaw_rate = np.full(n, 7.0), np.full(n, 7.0)
+    step_bicycle_slots(slots, sx, sy, sh, sv, sd, accel, yaw_rate, a[slots], c[slots], lim, 0.05)
+    for col, w in zip((sx, sy, sh, sv, sd, accel, yaw_rate), want, strict=True):
+        assert np.array_equal(col[slots], w)
+    rest = np.setdiff1d(np.arange(n), slots)
+    for col, before in zip((sx, sy, sh, sv, sd), (x, y, h, v, d), strict=True):
+        assert np.array_equal(col[rest], before[rest])
+    assert np.all(accel[rest] == 7.0) and np.all(yaw_rate[rest] == 7.0)
