@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import roadsim
 from roadsim import _jit
 from roadsim.agents.perception import sort_entries
 
@@ -45,3 +46,8 @@ def test_other_code_keeps_numbas_own_cache(tmp_path: Path) -> None:
     elsewhere = tmp_path / "user_code.py"
     elsewhere.write_text("def f():\n    return 1\n")
     assert _jit._InTreeLocator.from_function(lambda: 1, str(elsewhere)) is None
+
+
+def test_compiled_before_once_a_simulation_has_run() -> None:
+    roadsim.Simulation("town").step()  # compiles (or loads) the tick's kernels
+    assert _jit.compiled_before()

@@ -71,9 +71,23 @@ class _UserWideLocator(_PackageStamped, caching.UserWideCacheLocator):
 caching.CacheImpl._locator_classes[:0] = [_InTreeLocator, _UserWideLocator]
 
 
+_KERNELS: list[Any] = []  # every dispatcher called from Python, for `kernels_cached`
+
+
 def njit(fn: F) -> F:
     """Compiles ``fn`` with numba in nopython mode (cached, releases the GIL)."""
-    return cast(F, numba.njit(cache=True, nogil=True, error_model="numpy")(fn))
+    kernel = numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+    _KERNELS.append(kernel)
+    return cast(F, kernel)
+
+
+def compiled_before() -> bool:
+    """Whether this machine has compiled code of these sources in the cache for any kernel
+    imported so far: false on a fresh install, after an upgrade, or when unsure."""
+    try:
+        return any(len(kernel._cache._cache_file._load_index()) > 0 for kernel in _KERNELS)
+    except Exception:  # numba's cache internals moved
+        return False
 
 
 def njit_leaf(fn: F) -> F:
@@ -97,4 +111,6 @@ def njit_leaf(fn: F) -> F:
 def njit_loop(fn: F) -> F:
     """Compiles a loop over vehicles that writes into arrays its caller allocated, without
     reference counting (see `njit_leaf`); called from Python once per tick."""
-    return cast(F, numba.njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNT)(fn))
+    kernel = numba.njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNT)(fn)
+    _KERNELS.append(kernel)
+    return cast(F, kernel)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -113,6 +114,7 @@ class RunSummary:
 def _run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from roadsim._jit import compiled_before
     from roadsim.scenario import load_scenario
     from roadsim.sim import Simulation
 
@@ -123,6 +125,15 @@ def _run(args: argparse.Namespace) -> int:
         raise _UsageError("--duration must be positive")
     scenario = scenario.with_overrides(seed=args.seed, duration=args.duration)
     sim = Simulation(scenario)
+    if not compiled_before():
+        # The first tick on a machine compiles the kernels: run it on a throwaway copy of
+        # the scenario, so that the run's timing and progress bar measure simulation only.
+        print(
+            "roadsim: compiling the simulation kernels (once per machine and version, "
+            "about 20 s)",
+            file=sys.stderr,
+        )
+        Simulation(scenario).step()
     steps = round(scenario.duration / sim.dt)
     interrupted = False
     agent_steps = 0
