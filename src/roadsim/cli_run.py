@@ -124,7 +124,6 @@ def _run(args: argparse.Namespace) -> int:
 
         raise _UsageError("--duration must be positive")
     scenario = scenario.with_overrides(seed=args.seed, duration=args.duration)
-    sim = Simulation(scenario)
     if not compiled_before():
         # The first tick on a machine compiles the kernels: run it on a throwaway copy of
         # the scenario, so that the run's timing and progress bar measure simulation only.
@@ -134,6 +133,7 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         Simulation(scenario).step()
+    sim = Simulation(scenario)
     steps = round(scenario.duration / sim.dt)
     interrupted = False
     agent_steps = 0
