@@ -13,6 +13,7 @@ from roadsim.agents.perception import (
     leaders,
     occupancy,
 )
+from roadsim.world.lane_kernels import choose_next
 from roadsim.world.routing import LaneInfo
 
 MAP = "tests/data/opendrive/maps/libOpenDRIVE/test.xodr"
@@ -55,7 +56,7 @@ def _leader_reference(
     offset = info.length[lane] - p
     cur = lane
     for _ in range(hops):
-        cur = int(info.choose_next(np.array([salt]), np.array([cur]))[0])
+        cur = choose_next(info.arrays, salt, cur)
         if cur < 0:
             break
         if occ.ptr[cur + 1] > occ.ptr[cur]:

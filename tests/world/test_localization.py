@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim.road.load import load_map
+from roadsim.world.lane_table import LaneTable
 from roadsim.world.localization import JUNCTION_SLACK, relocalize, relocalize_slots
 from roadsim.world.routing import EMPTY_LENGTH, LaneInfo
 from tests.conftest import CORPUS
@@ -25,6 +26,47 @@ def lane_info() -> LaneInfo:
     return LaneInfo(load_map(MAP).prepare())
 
 
+def choose_next(info: LaneInfo, salt: UIntArray, uid: IntArray) -> IntArray:
+    """Route choice as arrays: the successor picked by splitmix64's finaliser of
+    (salt, uid), as `roadsim.world.lane_kernels.choose_next` does one vehicle at a time."""
+    count = info.next_count[uid]
+    x = salt ^ (uid.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x = x ^ (x >> np.uint64(31))
+    pick = (x % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
+    nxt = info.next_idx[np.minimum(info.next_ptr[uid] + pick, max(info.next_idx.size - 1, 0))]
+    return np.where(count > 0, nxt, -1)
+
+
+def project(
+    table: LaneTable, uid: IntArray, p: FloatArray, x: FloatArray, y: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Progress and lateral offset of (x, y) on the sampled centre line of ``uid``, from
+    the segment of the guess p, walking at most three segments: the array version of
+    `roadsim.world.lane_kernels.project`."""
+    first = table.ptr[uid]
+    last_seg = np.maximum(table.count[uid] - 2, 0)
+    k = np.clip((np.maximum(p, 0.0) / table.spacing[uid]).astype(np.int64), 0, last_seg)
+    for _ in range(3):
+        a = first + k
+        b = np.minimum(a + 1, table.ptr[uid + 1] - 1)
+        ex, ey = table.x[b] - table.x[a], table.y[b] - table.y[a]
+        w = ((x - table.x[a]) * ex + (y - table.y[a]) * ey) / np.maximum(ex * ex + ey * ey, 1e-12)
+        step = np.where((w > 1.0) & (k < last_seg), 1, np.where((w < 0.0) & (k > 0), -1, 0))
+        if not step.any():
+            break
+        k = k + step
+    a = first + k
+    b = np.minimum(a + 1, table.ptr[uid + 1] - 1)
+    ex, ey = table.x[b] - table.x[a], table.y[b] - table.y[a]
+    norm = np.maximum(np.hypot(ex, ey), 1e-9)
+    dx, dy = x - table.x[a], y - table.y[a]
+    w = (dx * ex + dy * ey) / (norm * norm)
+    return (k + w) * table.spacing[uid], (ex * dy - ey * dx) / norm
+
+
 def reference(
     info: LaneInfo,
     uid: IntArray,
@@ -37,7 +79,7 @@ def reference(
     """The array implementation `relocalize` replaced, with which path each vehicle took."""
     table = info.table
     uid = uid.copy()
-    p, lateral = table.project(uid, info.progress(uid, s), x, y)
+    p, lateral = project(table, uid, info.progress(uid, s), x, y)
     lost = np.zeros(uid.shape, dtype=bool)
     hops = np.zeros(uid.shape, dtype=np.int64)
     for _ in range(3):
@@ -46,14 +88,14 @@ def reference(
         i = np.flatnonzero(ahead & ~lost)
         if i.size == 0:
             break
-        nxt = info.choose_next(salt[i], uid[i])
+        nxt = choose_next(info, salt[i], uid[i])
         dead = nxt < 0
         lost[i[dead]] = True
         i, nxt = i[~dead], nxt[~dead]
         overshoot = p[i] - info.length[uid[i]]
         uid[i] = nxt
         hops[i] += 1
-        p[i], lateral[i] = table.project(nxt, overshoot, x[i], y[i])
+        p[i], lateral[i] = project(table, nxt, overshoot, x[i], y[i])
 
     k = np.flatnonzero(~lost)
     lo, hi = table.bounds(uid[k], p[k])
@@ -68,7 +110,7 @@ def reference(
         cand_c = np.maximum(cand, 0)
         same = info.sign[cand_c] == info.sign[uid[out]]
         q = np.where(same, p[out], info.length[cand_c] - p[out])
-        q2, lat2 = table.project(cand_c, q, x[out], y[out])
+        q2, lat2 = project(table, cand_c, q, x[out], y[out])
         lo2, hi2 = table.bounds(cand_c, q2)
         fits = ok & (info.sign[cand_c] != 0) & (np.abs(lat2) <= 0.5 * (hi2 - lo2))
         fits &= (q2 >= 0.0) & (q2 <= info.length[cand_c])

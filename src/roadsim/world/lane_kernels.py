@@ -4,8 +4,8 @@
 `roadsim.world.lane_table.LaneTable` know per lane uid and per sample into a typed named
 tuple of numpy arrays, the form compiled kernels (`roadsim._jit.njit`) accept. The
 functions here answer one question for one vehicle (where is the centre of this lane at
-progress p, which lane comes next on this vehicle's route, ...) with the same arithmetic
-as the array methods of `LaneTable` and `LaneInfo`; kernels call them inside their loops.
+progress p, which lane comes next on this vehicle's route, ...) by linear interpolation
+between the samples, as `LaneTable` defines them; kernels call them inside their loops.
 """
 
 from __future__ import annotations

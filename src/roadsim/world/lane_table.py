@@ -7,6 +7,9 @@ lane), so `LaneTable` samples every drivable lane record at uniform steps of at 
 `STEP` metres along its driving direction, from its start to its end, and answers by
 linear interpolation. Between samples the error is of the order ``STEP**2 / 8`` times the
 second derivative: well under a millimetre for lane boundaries on real maps.
+
+The tick reads the samples through compiled look-ups (`roadsim.world.lane_kernels`);
+`LaneTable.pose` and `LaneTable.bounds` answer set-up code (spawning) with arrays.
 """
 
 from __future__ import annotations
@@ -113,54 +116,12 @@ class LaneTable:
         nxt = np.minimum(k + 1, self.ptr[uid + 1] - 1)
         return values[k] + w * (values[nxt] - values[k])
 
-    def project(
-        self, uid: IntArray, p: FloatArray, x: FloatArray, y: FloatArray
-    ) -> tuple[FloatArray, FloatArray]:
-        """Progress and lateral offset of points (x, y) on lane ``uid``, from a guess p.
-
-        The point is projected onto the sampled centre line, starting at the segment of
-        the guess and walking at most two segments either way (a vehicle moves less than
-        that in a tick). The lateral offset is positive to the left of the driving
-        direction. Beyond either end of the lane the last segment is extended, so p may
-        fall outside [0, length].
-        """
-        first = self.ptr[uid]
-        last_seg = np.maximum(self.count[uid] - 2, 0)
-        k = np.clip((np.maximum(p, 0.0) / self.spacing[uid]).astype(np.int64), 0, last_seg)
-        for _ in range(3):
-            a = first + k
-            b = np.minimum(a + 1, self.ptr[uid + 1] - 1)
-            ex, ey = self.x[b] - self.x[a], self.y[b] - self.y[a]
-            w = ((x - self.x[a]) * ex + (y - self.y[a]) * ey) / np.maximum(ex * ex + ey * ey, 1e-12)
-            step = np.where((w > 1.0) & (k < last_seg), 1, np.where((w < 0.0) & (k > 0), -1, 0))
-            if not step.any():
-                break
-            k = k + step
-        a = first + k
-        b = np.minimum(a + 1, self.ptr[uid + 1] - 1)
-        ex, ey = self.x[b] - self.x[a], self.y[b] - self.y[a]
-        norm = np.maximum(np.hypot(ex, ey), 1e-9)
-        dx, dy = x - self.x[a], y - self.y[a]
-        w = (dx * ex + dy * ey) / (norm * norm)
-        lateral = (ex * dy - ey * dx) / norm
-        return (k + w) * self.spacing[uid], lateral
-
     def pose(self, uid: IntArray, p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """World (x, y, heading) of the lane centre at progress p, facing the driving direction."""
         k, w = self._at(uid, p)
         dx = self._lerp(self.dir_x, k, w, uid)
         dy = self._lerp(self.dir_y, k, w, uid)
         return self._lerp(self.x, k, w, uid), self._lerp(self.y, k, w, uid), np.arctan2(dy, dx)
-
-    def signed_curvature(self, uid: IntArray, p: FloatArray) -> FloatArray:
-        """Curvature at progress p, positive turning left in driving direction (1/m)."""
-        k, w = self._at(uid, p)
-        return self._lerp(self.curvature, k, w, uid)
-
-    def curve_speed_sq(self, uid: IntArray, p: FloatArray) -> FloatArray:
-        """The squared speed envelope at progress p (see ``envelope_sq``)."""
-        k, _ = self._at(uid, p)
-        return self.envelope_sq[k]
 
     def bounds(self, uid: IntArray, p: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Lane boundaries (t_lo, t_hi) at progress p."""

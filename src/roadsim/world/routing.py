@@ -6,8 +6,9 @@ record in driving direction, from where it entered the record: ``s - s0`` on lan
 along +s, ``s1 - s`` on lanes driven against s.
 
 Route choice is a pure function of (vehicle salt, lane uid): at a fork a vehicle takes the
-successor picked by a 64-bit hash of both, so its route is fixed by the simulation's seed
-and needs no state; the salt comes from the simulation's `numpy.random.SeedSequence`.
+successor picked by a 64-bit hash of both (`roadsim.world.lane_kernels.choose_next`), so
+its route is fixed by the simulation's seed and needs no state; the salt comes from the
+simulation's `numpy.random.SeedSequence`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from roadsim.world.lane_table import LaneTable
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-UIntArray = npt.NDArray[np.uint64]
 BoolArray = npt.NDArray[np.bool_]
 
 CONTINUES, LANE_DROP, MAP_EDGE = 0, 1, 2
@@ -31,7 +31,6 @@ DEFAULT_SPEED_LIMIT = 50 / 3.6  # m/s where a map says nothing
 EMPTY_LENGTH = 1e-6  # m: lane records shorter than this are passed through
 _MAX_EMPTY_CHAIN = 32
 MIN_USABLE_WIDTH = 2.5  # m: a lane that drops ends for traffic where it gets narrower
-_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 class LaneInfo:
@@ -225,20 +224,6 @@ class LaneInfo:
         """The road s at progress ``p`` on each lane record."""
         return np.where(self.sign[uid] >= 0, self.s0[uid] + p, self.s1[uid] - p)
 
-    # -- route choice -------------------------------------------------------------------------------------
-
-    def choose_next(self, salt: UIntArray, uid: IntArray) -> IntArray:
-        """The successor each vehicle takes from lane ``uid`` (-1: none, or uid is -1)."""
-        valid = uid >= 0
-        if self.next_idx.size == 0:
-            return np.full(uid.shape, -1, dtype=np.int64)
-        u = np.where(valid, uid, 0)
-        count = self.next_count[u]
-        h = _hash(salt ^ (u.astype(np.uint64) * _MIX))
-        pick = (h % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
-        nxt = self.next_idx[np.minimum(self.next_ptr[u] + pick, self.next_idx.size - 1)]
-        return np.where(valid & (count > 0), nxt, -1)
-
 
 def _first_of_rows(ptr: IntArray, idx: IntArray) -> IntArray:
     """The first entry of each CSR row (-1 for empty rows)."""
@@ -279,12 +264,3 @@ def _bypass_empty(
     out = np.array(pairs, dtype=np.int64)
     keep = drivable[out[:, 1]]
     return out[keep, 0], out[keep, 1]
-
-
-def _hash(x: UIntArray) -> UIntArray:
-    """splitmix64's finaliser: a well-mixed 64-bit hash (wrapping arithmetic)."""
-    x = x.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
