@@ -8,12 +8,11 @@ import pytest
 import roadsim
 from roadsim.agents.perception import (
     LaneOccupancy,
-    by_lane,
     follower_of,
     leaders,
     occupancy,
 )
-from roadsim.world.lane_kernels import choose_next
+from roadsim.world.lane_kernels import by_lane, choose_next
 from roadsim.world.routing import LaneInfo
 
 MAP = "tests/data/opendrive/maps/libOpenDRIVE/test.xodr"
@@ -37,9 +36,10 @@ def test_occupancy_sorts_by_lane_then_progress_keeping_the_order_of_ties() -> No
     assert np.array_equal(occ.ptr, np.concatenate(([0], np.cumsum(np.bincount(uid, minlength=60)))))
 
 
-def test_by_lane_is_a_stable_sort_by_lane() -> None:
-    uid = np.random.default_rng(1).integers(0, 30, 500)
-    assert np.array_equal(by_lane(uid, 30), np.argsort(uid, kind="stable"))
+def test_by_lane_is_a_stable_sort_by_lane_with_unknown_lanes_first() -> None:
+    uid = np.random.default_rng(1).integers(-1, 32, 500)  # -1, 30 and 31: not lanes
+    key = np.where((uid >= 0) & (uid < 30), uid, -1)
+    assert np.array_equal(by_lane(uid, 30), np.argsort(key, kind="stable"))
 
 
 def _leader_reference(

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.junctions import JunctionGate
-from roadsim.agents.perception import LaneOccupancy, by_lane, leaders, sort_entries
+from roadsim.agents.perception import LaneOccupancy, leaders, sort_entries
 from roadsim.agents.traffic_kernels import (
     CHANGE_COOLDOWN,
     HOPS,
@@ -43,6 +43,7 @@ from roadsim.agents.traffic_kernels import (
     prepare,
     steering,
 )
+from roadsim.world.lane_kernels import by_lane
 from roadsim.world.routing import LANE_DROP, LaneInfo
 from roadsim.world.state import WorldState
 from roadsim.world.traffic_lights import TrafficLightPlan

@@ -167,7 +167,7 @@ def prepare(
     curvature: FloatArray,
 ) -> None:
     """What the occupancy of this tick is made of (outputs by row, written in place;
-    rows visited in ``order`` and ``on_order``, see `roadsim.agents.perception.by_lane`).
+    rows visited in ``order`` and ``on_order``, see `roadsim.world.lane_kernels.by_lane`).
 
     For the vehicles ``me``: progress ``p``, lane-change ``target`` and the other lane
     each shows itself in (``extra_lane``, -1: none): a vehicle changing lanes is in its
