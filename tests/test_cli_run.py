@@ -79,7 +79,7 @@ def test_scenario_schema_list_and_check() -> None:
         schema["properties"]
     )
     names = run("scenario", "list").stdout.split()
-    assert {"highway", "town"} <= set(names)
+    assert {"highway", "town", "crossing", "cut-in"} <= set(names)
     proc = run("scenario", "check", "town")
     assert proc.returncode == 0
     assert "town: ok" in proc.stdout

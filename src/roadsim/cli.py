@@ -111,21 +111,32 @@ def _map_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _map_plot(args: argparse.Namespace) -> int:
+def image_output(given: Path | None, source: str) -> Path:
+    """The image file a plot command writes: ``given``, or ``<source's stem>.png`` in the
+    working directory.
+
+    Raises:
+        _UsageError: If matplotlib cannot tell the image format from the suffix.
+    """
     from matplotlib.backend_bases import FigureCanvasBase
 
-    from roadsim.road.load import load_map
-    from roadsim.road.plot import plot_map
-
-    if args.dpi <= 0 or args.size <= 0:
-        raise _UsageError("--dpi and --size must be positive")
-    output: Path = args.output if args.output is not None else Path(f"{Path(args.map).stem}.png")
+    output = given if given is not None else Path(f"{Path(source).stem}.png")
     formats = FigureCanvasBase.get_supported_filetypes()
     if output.suffix.lstrip(".").lower() not in formats:
         raise _UsageError(
             f"{output}: cannot tell the image format from the suffix "
             f"(use one of: {', '.join('.' + f for f in sorted(formats))})"
         )
+    return output
+
+
+def _map_plot(args: argparse.Namespace) -> int:
+    from roadsim.road.load import load_map
+    from roadsim.road.plot import plot_map
+
+    if args.dpi <= 0 or args.size <= 0:
+        raise _UsageError("--dpi and --size must be positive")
+    output = image_output(args.output, args.map)
     net = load_map(args.map)
     written = plot_map(
         net,

@@ -8,6 +8,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 SubParsers = Any
@@ -38,7 +39,7 @@ def register_run(groups: SubParsers) -> None:
 
 
 def register_scenario(groups: SubParsers) -> None:
-    """``roadsim scenario schema|list|check``."""
+    """``roadsim scenario schema|list|check|plot``."""
     group = groups.add_parser(
         "scenario", help="scenario files", description="Tools for scenario files."
     )
@@ -56,6 +57,23 @@ def register_scenario(groups: SubParsers) -> None:
     check = cmds.add_parser("check", help="validate a scenario file against its map")
     check.add_argument("scenario", help="a scenario file or built-in scenario name")
     check.set_defaults(handler=_check)
+    plot = cmds.add_parser(
+        "plot",
+        help="draw a scenario over its map",
+        description="Draw a scenario over its map, from above: the scripted objects' paths "
+        "(the splines the simulation drives), their numbered control points, creation radii "
+        "and targets, the ego's spawn and the static objects. The view closes in on them "
+        "unless --whole-map is given.",
+    )
+    plot.add_argument("scenario", help="a scenario file or built-in scenario name")
+    plot.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="image file to write (default: SCENARIO's name + .png, in the working directory)",
+    )
+    plot.add_argument("--whole-map", action="store_true", help="show the whole map")
+    plot.set_defaults(handler=_plot)
 
 
 @dataclass(frozen=True)
@@ -195,4 +213,16 @@ def _check(args: argparse.Namespace) -> int:
 
     scenario = load_scenario(args.scenario)
     print(f"{args.scenario}: ok (map {scenario.map})")
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from roadsim.cli import image_output
+    from roadsim.scenario.load import load_scenario_with_map
+    from roadsim.scenario.plot import plot_scenario
+
+    output = image_output(args.output, args.scenario)
+    scenario, net = load_scenario_with_map(args.scenario)
+    written = plot_scenario(scenario, net, output, whole_map=args.whole_map)
+    print(f"wrote {written}")
     return 0

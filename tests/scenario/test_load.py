@@ -144,12 +144,78 @@ BAD = [
     ("", "t.yaml: the scenario is empty"),
     ("- map: highway\n", "t.yaml:1: expected a mapping, got a list"),
     (
-        "map: highway\nobjects:\n  - type: path\n    position: {x: 1, y: 2}\n",
-        "t.yaml:3: objects[0].type: unknown type 'path', expected box|cone|barrier",
+        "map: highway\nobjects:\n  - type: van\n    position: {x: 1, y: 2}\n",
+        "t.yaml:3: objects[0].type: unknown type 'van', expected box|cone|barrier|path",
     ),
     (
         "map: highway\nobjects:\n  - position: {x: 1, y: 2}\n",
-        "t.yaml:3: objects[0]: missing required key 'type' (box|cone|barrier)",
+        "t.yaml:3: objects[0]: missing required key 'type' (box|cone|barrier|path)",
+    ),
+    # Scripted objects (`type: path`): y = -5.75 is on road 1 (lanes -2 and -3 meet there).
+    (
+        "map: highway\nobjects:\n  - type: path\n    path: [{x: 10, y: -5.75, speed: 3}]\n",
+        "t.yaml:4: objects[0].path: expected at least 2 items, got 1",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: path\n    path:\n      - {x: 10, y: -5.75, speed: 3}\n"
+        "      - {x: 50, y: -5.75, speed: -2}\n",
+        "t.yaml:6: objects[0].path[1].speed: expected a value >= 0, got -2",
+    ),
+    (
+        "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nobjects:\n  - type: path\n"
+        "    path: [{x: 20, y: -5.75, speed: 3}, {x: 50, y: -5.75, speed: 3}]\n"
+        "    target_point: 2\n    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:6: objects[0].target_point: target_point 2 is out of range: the path has 2 "
+        "points (0 to 1)",
+    ),
+    (
+        "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nobjects:\n  - type: path\n"
+        "    path: [{x: 20, y: -5.75, speed: 3}, {x: 50, y: -5.75, speed: 3}]\n"
+        "    target_point: 1\n    controller: lead\n    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:7: objects[0].controller: no actor named 'lead'; expected 'ego' or an actor id",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: path\n"
+        "    path: [{x: 5000, y: 3, speed: 3}, {x: 50, y: -5.75, speed: 3}]\n",
+        "t.yaml:4: objects[0].path[0]: a path must start on a road: no lane at x=5000, y=3",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: path\n"
+        "    path: [{road: 1, lane: -9, s: 5, speed: 3}, {x: 50, y: -5.75, speed: 3}]\n",
+        "t.yaml:4: objects[0].path[0].lane: lane -9 does not exist on road 1 at s=5",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: path\n"
+        "    path: [{x: 20, y: -5.75, speed: 3, wait: 2}, {x: 50, y: -5.75, speed: 3}]\n",
+        "t.yaml:4: objects[0].path[0]: a wait needs speed 0 at the point, got speed 3",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: path\n"
+        "    path: [{x: 20, y: -5.75, speed: 0}, {x: 50, y: -5.75, speed: 0}]\n",
+        "t.yaml:4: objects[0].path[1].speed: path[0] and path[1] both have speed 0",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: path\n"
+        "    path: [{x: 20, y: -5.75, speed: 1}, {x: 20, y: -5.75, speed: 3}]\n",
+        "t.yaml:4: objects[0].path[1]: at the same place as path[0]",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: path\n    creation_radius: 50\n"
+        "    path: [{x: 20, y: -5.75, speed: 1}, {x: 50, y: -5.75, speed: 3}]\n",
+        "t.yaml:4: objects[0].creation_radius: a creation radius is measured from the ego, "
+        "but the scenario has no ego",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: path\n    controller_target: {x: 100, y: -5.75}\n"
+        "    path: [{x: 20, y: -5.75, speed: 1}, {x: 50, y: -5.75, speed: 3}]\n",
+        "t.yaml:4: objects[0].controller_target: 'controller_target' is for dependent "
+        "objects: it needs a 'target_point'",
+    ),
+    (
+        "map: highway\nobjects:\n  - type: path\n    kind: horse\n"
+        "    path: [{x: 20, y: -5.75, speed: 1}, {x: 50, y: -5.75, speed: 3}]\n",
+        "t.yaml:4: objects[0].kind: expected 'car', 'truck', 'bus', 'pedestrian', 'cyclist' "
+        "or 'box', got 'horse'",
     ),
     (
         "map: highway\nobjects:\n  - type: cone\n    position: {x: 1, y: 2}\n    size: [1, 2]\n",
@@ -178,13 +244,12 @@ def test_every_problem_is_listed_in_file_order() -> None:
     assert [line.split(":")[1] for line in lines] == ["2", "3", "4"]
 
 
-@pytest.mark.parametrize("name", ["highway", "town"])
+@pytest.mark.parametrize("name", ["highway", "town", "crossing", "cut-in"])
 def test_builtin_scenarios_load(name: str) -> None:
     assert name in builtin_scenarios()
     scenario = load_scenario(name)
-    assert scenario.map == name
+    assert scenario.map in ("highway", "town")
     assert scenario.ego is not None
-    assert scenario.traffic is not None
 
 
 def test_builtin_name_in_messages(tmp_path: Path) -> None:

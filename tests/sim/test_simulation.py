@@ -9,7 +9,7 @@ import pytest
 
 from roadsim import EgoCommand, Simulation
 from roadsim.errors import ScenarioError
-from roadsim.scenario.load import validate_data
+from roadsim.scenario.load import builtin_scenarios, validate_data
 from roadsim.world.state import VEHICLE
 from roadsim.world.traffic_lights import GREEN, RED
 from tests.conftest import CORPUS
@@ -55,7 +55,7 @@ def test_state_is_columnar_with_stable_ids() -> None:
 # -- determinism ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["highway", "town"])
+@pytest.mark.parametrize("name", ["highway", "town", "crossing"])
 def test_same_seed_gives_bit_identical_frames(name: str) -> None:
     first = run_arrays(Simulation(name), 200)
     second = run_arrays(Simulation(name), 200)
@@ -147,7 +147,7 @@ def test_driving_into_an_obstacle_is_a_collision_event() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["highway", "town"])
+@pytest.mark.parametrize("name", builtin_scenarios())
 def test_no_traffic_collisions_in_builtin_scenarios_over_five_minutes(name: str) -> None:
     sim = Simulation(name)
     sim.run(300.0)

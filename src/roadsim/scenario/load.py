@@ -202,7 +202,17 @@ def validate_data(data: Any, source: SourceMap | str) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        raise source.error([describe_error(e) for e in exc.errors()]) from None
+        errors = exc.errors()
+        problems = [describe_error(e) for e in errors]
+        # A list with a bad item is also reported as too short (pydantic counts only the
+        # good items): keep the item's own error alone.
+        problems = [
+            (path, message)
+            for (path, message), e in zip(problems, errors, strict=True)
+            if e["type"] != "too_short"
+            or not any(len(q) > len(path) and q[: len(path)] == path for q, _ in problems)
+        ]
+        raise source.error(problems) from None
 
 
 def _resolve_map(value: str, base: Path, source: SourceMap, *, must_exist: bool) -> str:
@@ -301,6 +311,8 @@ def describe_error(error: ErrorDetails) -> tuple[KeyPath, str]:
     """The key path and message of one pydantic error."""
     path: KeyPath = tuple(p for p in error["loc"] if p not in UNION_TAGS and p != "[key]")
     kind, ctx, value = error["type"], error.get("ctx", {}), error.get("input")
+    if kind == "at_path":
+        return (*path, *ctx["path"]), ctx["message"]
     if kind == "unknown_key":
         return (*path, ctx["key"]), error["msg"]
     if kind == "missing" and path and isinstance(path[-1], str):

@@ -5,7 +5,8 @@ objects, and (filled in by later issues) sensors and capture. Every model forbid
 and does not coerce: ``"0.05"`` is not a number and ``1.0`` is not an integer. Road ids are
 strings, as in OpenDRIVE; YAML integers are accepted for them and converted.
 
-Positions (``ego.spawn``, ``objects[].position``) take one of two forms:
+Positions (``ego.spawn``, ``objects[].position``, the points of a path) take one of two
+forms:
 
 - ``{road, lane, s, t}``: a lane of a road at s (m along the reference line); t (m, default 0)
   offsets the point from the lane's centre line toward the road's left (OpenDRIVE t). The
@@ -46,6 +47,7 @@ from roadsim.road.lanes import LANE_TYPES
 __all__ = [
     "OBJECT_SIZES",
     "OBJECT_TYPES",
+    "SCRIPTED_KINDS",
     "UNION_TAGS",
     "VEHICLE_MODELS",
     "VEHICLE_MODEL_NAMES",
@@ -55,7 +57,10 @@ __all__ = [
     "Cone",
     "Ego",
     "Object",
+    "PathObject",
+    "PathPoint",
     "Position",
+    "RoadPathPoint",
     "RoadPosition",
     "RoadsArea",
     "Scenario",
@@ -64,6 +69,7 @@ __all__ = [
     "SpeedDistribution",
     "Traffic",
     "VehicleModel",
+    "WorldPathPoint",
     "WorldPosition",
     "scenario_json_schema",
 ]
@@ -133,6 +139,11 @@ class _Strict(BaseModel):
                         "unknown_key", "unknown key ({hint})", {"key": str(key), "hint": hint}
                     )
         return data
+
+
+def at_path(path: tuple[str | int, ...], message: str) -> PydanticCustomError:
+    """An error about the key at ``path`` below the model whose validator raises it."""
+    return PydanticCustomError("at_path", "{message}", {"path": path, "message": message})
 
 
 def _or(words: list[str]) -> str:
@@ -395,9 +406,173 @@ class Barrier(_Obstacle):
     size: Size = OBJECT_SIZES["barrier"]
 
 
+# -- scripted objects --------------------------------------------------------------------------------
+
+#: [length, width, height] (m) of each kind of scripted object; a ``box`` takes its ``size``.
+SCRIPTED_KINDS: Mapping[str, tuple[float, float, float]] = MappingProxyType(
+    {
+        **{name: (m.length, m.width, m.height) for name, m in VEHICLE_MODELS.items()},
+        "pedestrian": (0.5, 0.6, 1.75),
+        "cyclist": (1.8, 0.6, 1.75),
+        "box": OBJECT_SIZES["box"],
+    }
+)
+
+#: A direction in the plane, [dx, dy]; only its direction counts.
+Direction = Annotated[
+    tuple[float, ...], Field(strict=False, min_length=2, max_length=2, description="[dx, dy]")
+]
+
+
+class _PathPoint(_Strict):
+    """What every control point of a path has besides its position."""
+
+    speed: float = Field(ge=0, description="Speed of the object as it passes the point (m/s)")
+    tangent: Direction | None = Field(
+        default=None,
+        description="Direction of the path through the point, [dx, dy] (default: from the "
+        "neighbouring points)",
+    )
+    wait: float = Field(
+        default=0.0, ge=0, description="Time to stand at the point (s); needs speed 0"
+    )
+
+    @model_validator(mode="after")
+    def _wait_at_rest(self) -> Self:
+        if self.wait > 0 and self.speed > 0:
+            raise ValueError(f"a wait needs speed 0 at the point, got speed {self.speed:g}")
+        if self.tangent is not None and math.hypot(*self.tangent) == 0.0:
+            raise ValueError("the tangent [0, 0] has no direction")
+        return self
+
+
+class RoadPathPoint(_PathPoint, RoadPosition):
+    """A control point on a lane: road, lane, s, t (see `RoadPosition`)."""
+
+
+class WorldPathPoint(_PathPoint):
+    """A control point in the world frame; it may lie off the road (but not the first)."""
+
+    x: float = Field(description="East (m)")
+    y: float = Field(description="North (m)")
+
+
+def _point_form(value: Any) -> str | None:
+    if isinstance(value, dict):
+        if value.keys() & {"road", "lane", "s", "t"}:
+            return "point:road"
+        return "point:xy" if value.keys() & {"x", "y"} else None
+    if isinstance(value, RoadPathPoint):
+        return "point:road"
+    return "point:xy" if isinstance(value, WorldPathPoint) else None
+
+
+#: A control point of a scripted object's path.
+PathPoint = Annotated[
+    Annotated[RoadPathPoint, Tag("point:road")] | Annotated[WorldPathPoint, Tag("point:xy")],
+    Discriminator(
+        _point_form,
+        custom_error_type="position_form",
+        custom_error_message="expected either {road, lane, s, t, speed} or {x, y, speed}",
+    ),
+]
+
+#: How a scripted object's ``controller`` may be named.
+ControllerRef = Annotated[
+    str | int,
+    Field(
+        union_mode="left_to_right",
+        description="'ego', the id of a scenario object, or an actor id",
+    ),
+]
+
+
+class PathObject(_Strict):
+    """A scripted object: it follows a path through its control points, at their speeds.
+
+    The path passes through every point in order, smoothed by a cubic Hermite spline; the
+    speed is the point's as the object passes it and linear in the distance travelled in
+    between (see `roadsim.scenario.paths`). With ``target_point`` it is a *dependent*
+    object: until it reaches that point its speed is set so that it arrives there when
+    its ``controller`` arrives at ``controller_target``.
+
+    Lifecycle: the object exists while the ego is within ``creation_radius`` of it (of its
+    first point before it exists; 0: always); it is created once the ego has been inside
+    that radius for ``activation_delay`` without a break, and deleted ``lifetime`` after its
+    creation (0: never).
+    """
+
+    type: Literal["path"]
+    id: RoadId | None = Field(default=None, description="Unique name (default: assigned)")
+    kind: Literal["car", "truck", "bus", "pedestrian", "cyclist", "box"] = "car"
+    size: Size | None = Field(default=None, description="[length, width, height] (m)")
+    path: Annotated[tuple[PathPoint, ...], Field(strict=False, min_length=2)]
+    creation_radius: float = Field(
+        default=0.0, ge=0, description="Exists while the ego is this close (m); 0: always"
+    )
+    activation_delay: float = Field(
+        default=0.0, ge=0, description="Time the ego must stay within the radius first (s)"
+    )
+    lifetime: float = Field(default=0.0, ge=0, description="Deleted this long after creation (s)")
+    at_end: Literal["stop", "delete"] = Field(
+        default="stop", description="At the end of the path: stop there, or disappear"
+    )
+    target_point: int | None = Field(
+        default=None, ge=1, description="Index of the control point to arrive at in sync"
+    )
+    controller: ControllerRef | None = Field(
+        default=None, description="Whose arrival it syncs with (default: 'ego')"
+    )
+    controller_target: Position | None = Field(
+        default=None, description="Where the controller arrives"
+    )
+    max_accel: float | None = Field(default=None, gt=0, description="m/s^2, while in sync")
+    max_decel: float | None = Field(default=None, gt=0, description="m/s^2, while in sync")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        n = len(self.path)
+        if self.target_point is None:
+            for key in ("controller", "controller_target", "max_accel", "max_decel"):
+                if getattr(self, key) is not None:
+                    raise at_path(
+                        (key,), f"'{key}' is for dependent objects: it needs a 'target_point'"
+                    )
+        else:
+            if self.target_point >= n:
+                raise at_path(
+                    ("target_point",),
+                    f"target_point {self.target_point} is out of range: the path has {n} "
+                    f"points (0 to {n - 1})",
+                )
+            if self.controller_target is None:
+                raise at_path(("target_point",), "a 'target_point' needs a 'controller_target'")
+        # Between two points at rest nothing would ever move it (before the target point
+        # of a dependent object, the points' speeds do not count).
+        for i in range((self.target_point or 0), n - 1):
+            if self.path[i].speed == 0.0 and self.path[i + 1].speed == 0.0:
+                raise at_path(
+                    ("path", i + 1, "speed"),
+                    f"path[{i}] and path[{i + 1}] both have speed 0: the object could never "
+                    "move from one to the other",
+                )
+        return self
+
+    @property
+    def dimensions(self) -> tuple[float, float, float]:
+        """[length, width, height] (m): ``size``, or the kind's."""
+        length, width, height = self.size if self.size is not None else SCRIPTED_KINDS[self.kind]
+        return length, width, height
+
+    @property
+    def controller_name(self) -> str | int:
+        """Whose arrival a dependent object syncs with."""
+        return "ego" if self.controller is None else self.controller
+
+
 #: Object classes by ``type``; a new kind of object adds its class here.
-OBJECT_TYPES: Mapping[str, type[_Obstacle]] = MappingProxyType(
-    {"box": Box, "cone": Cone, "barrier": Barrier}
+OBJECT_TYPES: Mapping[str, type[_Strict]] = MappingProxyType(
+    {"box": Box, "cone": Cone, "barrier": Barrier, "path": PathObject}
 )
 
 
@@ -410,7 +585,8 @@ def _object_type(value: Any) -> str | None:
 Object = Annotated[
     Annotated[Box, Tag("object:box")]
     | Annotated[Cone, Tag("object:cone")]
-    | Annotated[Barrier, Tag("object:barrier")],
+    | Annotated[Barrier, Tag("object:barrier")]
+    | Annotated[PathObject, Tag("object:path")],
     Discriminator(
         _object_type,
         custom_error_type="object_type",
@@ -419,7 +595,7 @@ Object = Annotated[
 ]
 
 UNION_TAGS: frozenset[str] = frozenset(
-    {"position:road", "position:xy", "area:roads", "area:circle"}
+    {"position:road", "position:xy", "area:roads", "area:circle", "point:road", "point:xy"}
     | {f"object:{kind}" for kind in OBJECT_TYPES}
 )
 
@@ -458,7 +634,7 @@ class Scenario(_Strict):
 
     @field_validator("objects")
     @classmethod
-    def _unique_object_ids(cls, objects: tuple[_Obstacle, ...]) -> tuple[_Obstacle, ...]:
+    def _unique_object_ids(cls, objects: tuple[Object, ...]) -> tuple[Object, ...]:
         first: dict[str, int] = {}
         for i, obj in enumerate(objects):
             if obj.id is None:
@@ -467,6 +643,34 @@ class Scenario(_Strict):
                 raise ValueError(f"objects[{i}] has the id {obj.id!r} of objects[{first[obj.id]}]")
             first[obj.id] = i
         return objects
+
+    @model_validator(mode="after")
+    def _known_controllers(self) -> Self:
+        """A dependent object's controller must be the ego or another object of the file
+        (an integer actor id is checked when the simulation is built), and a creation
+        radius needs an ego to measure from."""
+        names = {obj.id: i for i, obj in enumerate(self.objects) if obj.id is not None}
+        for i, obj in enumerate(self.objects):
+            if not isinstance(obj, PathObject):
+                continue
+            if obj.creation_radius > 0 and self.ego is None:
+                raise at_path(
+                    ("objects", i, "creation_radius"),
+                    "a creation radius is measured from the ego, but the scenario has no ego",
+                )
+            ref = obj.controller_name
+            if obj.target_point is None or isinstance(ref, int):
+                continue
+            where = ("objects", i, "controller")
+            if ref == "ego":
+                if self.ego is None:
+                    raise at_path(where, "the controller is the ego, but the scenario has no ego")
+            elif ref not in names:
+                known = ", ".join(repr(k) for k in ["ego", *names])
+                raise at_path(where, f"no actor named {ref!r}; expected {known} or an actor id")
+            elif names[ref] == i:
+                raise at_path(where, "an object cannot be its own controller")
+        return self
 
     def with_overrides(self, *, seed: int | None = None, duration: float | None = None) -> Scenario:
         """A validated copy with another seed and/or duration (the CLI's ``--seed``).

@@ -1,8 +1,9 @@
 """Checks of a scenario against its map, and where its explicit spawns lie on the map.
 
 `validate_against_map` checks what the schema cannot: that roads and lanes exist, that
-positions lie on lanes (the ego's on a drivable one), and that explicit spawns (ego and
-objects) do not overlap. `resolve_spawn` turns a position into a pose on the map.
+positions lie on lanes (the ego's on a drivable one), that explicit spawns (ego and
+static objects) do not overlap, and that a scripted object's path starts on a road and its
+points lie where they say. `resolve_spawn` turns a position into a pose on the map.
 """
 
 from __future__ import annotations
@@ -14,13 +15,24 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from roadsim.road.lanes import DRIVABLE_TYPES
-from roadsim.scenario.schema import VEHICLE_MODELS, Position, RoadPosition, RoadsArea, Scenario
+from roadsim.scenario.schema import (
+    VEHICLE_MODELS,
+    PathObject,
+    Position,
+    RoadPathPoint,
+    RoadPosition,
+    RoadsArea,
+    Scenario,
+)
 
 if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
     from roadsim.scenario.load import KeyPath, SourceMap
 
 __all__ = ["SpawnPose", "resolve_spawn", "validate_against_map"]
+
+#: Control points closer than this (m) are the same place.
+_SAME_POINT = 0.01
 
 #: How far two footprints must interpenetrate to count as overlapping (m).
 _OVERLAP_TOLERANCE = 1e-6
@@ -120,6 +132,9 @@ def validate_against_map(
             placed.append((path, "the ego vehicle", box))
         problems += _missing_roads(ego.route, ("ego", "route"), roads, net)
     for i, obj in enumerate(scenario.objects):
+        if isinstance(obj, PathObject):
+            problems += _path_problems(obj, ("objects", i), net)
+            continue
         path = ("objects", i, "position")
         pose = _place(obj.position, net, path, problems, drivable=False)
         if pose is not None:
@@ -155,9 +170,10 @@ def _place(
 
 
 def _position_problem(
-    spec: Position, net: RoadNetwork, *, drivable: bool
+    spec: Position, net: RoadNetwork, *, drivable: bool, on_road: bool = True
 ) -> tuple[KeyPath, str] | None:
-    """What is wrong with a position (key path below the position, message), if anything."""
+    """What is wrong with a position (key path below the position, message), if anything;
+    with ``on_road`` false, a world position may lie off every lane."""
     if isinstance(spec, RoadPosition):
         if spec.road not in net.road_ids:
             return ("road",), f"road {spec.road} does not exist{_in(net)}"
@@ -189,6 +205,8 @@ def _position_problem(
         where = f"lane {spec.lane} of road {spec.road} at s={spec.s:g}"
         lane_key: KeyPath = ("lane",)
     else:
+        if not on_road:
+            return None
         uid = resolve_spawn(spec, net).uid
         if uid < 0:
             return (), f"off the road: no lane at x={spec.x:g}, y={spec.y:g}"
@@ -200,6 +218,40 @@ def _position_problem(
         allowed = ", ".join(sorted(DRIVABLE_TYPES))
         return lane_key, f"{where} is a {kind!r} lane; a vehicle needs a drivable lane ({allowed})"
     return None
+
+
+def _path_problems(obj: PathObject, where: KeyPath, net: RoadNetwork) -> list[tuple[KeyPath, str]]:
+    """What is wrong with a scripted object's path and target on this map."""
+    problems: list[tuple[KeyPath, str]] = []
+    xy: list[tuple[float, float] | None] = []
+    for k, point in enumerate(obj.path):
+        key: KeyPath = (*where, "path", k)
+        if isinstance(point, RoadPathPoint):
+            problem = _position_problem(point, net, drivable=False)
+            if problem is not None:
+                problems.append(((*key, *problem[0]), problem[1]))
+                xy.append(None)
+                continue
+            pose = resolve_spawn(point, net)
+            xy.append((pose.x, pose.y))
+        else:
+            xy.append((point.x, point.y))
+            if k == 0 and net.localize([point.x], [point.y]).uid[0] < 0:
+                problems.append(
+                    (key, f"a path must start on a road: no lane at x={point.x:g}, y={point.y:g}")
+                )
+        here, before = xy[k], xy[k - 1] if k else None
+        if (
+            here is not None
+            and before is not None
+            and math.hypot(here[0] - before[0], here[1] - before[1]) < _SAME_POINT
+        ):
+            problems.append((key, f"at the same place as path[{k - 1}]; points must differ"))
+    if obj.controller_target is not None:
+        problem = _position_problem(obj.controller_target, net, drivable=False, on_road=False)
+        if problem is not None:
+            problems.append(((*where, "controller_target", *problem[0]), problem[1]))
+    return problems
 
 
 def _missing_roads(

@@ -17,17 +17,39 @@ from roadsim.agents.dynamics import VehicleLimits
 from roadsim.agents.idm import IdmParams
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario
-from roadsim.scenario.schema import OBJECT_SIZES, VEHICLE_MODELS, CircleArea, RoadsArea
+from roadsim.scenario.paths import PathGeometry, resolve_path
+from roadsim.scenario.schema import (
+    OBJECT_SIZES,
+    SCRIPTED_KINDS,
+    VEHICLE_MODELS,
+    CircleArea,
+    PathObject,
+    RoadsArea,
+)
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.routing import LaneInfo
-from roadsim.world.state import AUTOPILOT, EXTERNAL, NO_CONTROL, STATIC_OBJECT, VEHICLE, WorldState
+from roadsim.world.state import (
+    AUTOPILOT,
+    EXTERNAL,
+    NO_CONTROL,
+    SCRIPTED_OBJECT,
+    STATIC_OBJECT,
+    VEHICLE,
+    WorldState,
+)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-#: Model indices in `WorldState.model`: the vehicle models, then the object types.
-MODEL_NAMES: tuple[str, ...] = (*VEHICLE_MODELS, *OBJECT_SIZES, "map_object")
+#: Model indices in `WorldState.model`: the vehicle models, the static object types, map
+#: objects, then the kinds of scripted objects that are not vehicles.
+MODEL_NAMES: tuple[str, ...] = (
+    *VEHICLE_MODELS,
+    *OBJECT_SIZES,
+    "map_object",
+    *(k for k in SCRIPTED_KINDS if k not in VEHICLE_MODELS and k not in OBJECT_SIZES),
+)
 _MODEL_INDEX = {name: i for i, name in enumerate(MODEL_NAMES)}
 
 # Map objects that stand in the way (OpenDRIVE 1.8, 13.3 object types); flat ones such as
@@ -74,6 +96,9 @@ class Built:
     salt: npt.NDArray[np.uint64]
     politeness: float
     keep_right: bool
+    scripted: list[PathObject]  # the scenario's path objects, in order
+    scripted_slots: IntArray  # their slots (inactive at build)
+    paths: list[PathGeometry]  # their paths
 
 
 class WorldBuilder:
@@ -103,6 +128,8 @@ class WorldBuilder:
             getattr(state, name)[:n] = [int(r[name]) for r in rows]
         state.id[:n] = np.arange(n)
         state.active[:n] = True
+        scripted_slots = np.flatnonzero(state.kind[:n] == SCRIPTED_OBJECT)
+        state.active[scripted_slots] = False  # until their lifecycle creates them
         uid = state.uid[:n]
         state.road[:n] = np.where(uid >= 0, self.info.road[np.maximum(uid, 0)], -1)
 
@@ -148,6 +175,9 @@ class WorldBuilder:
             salt=salt,
             politeness=traffic.politeness if traffic is not None else 0.3,
             keep_right=traffic.keep_right if traffic is not None else True,
+            scripted=[o for o in sc.objects if isinstance(o, PathObject)],
+            scripted_slots=scripted_slots,
+            paths=self._paths,
         )
 
     # -- the ego and objects ------------------------------------------------------------------------------
@@ -179,7 +209,11 @@ class WorldBuilder:
 
     def _object_rows(self) -> list[dict[str, float]]:
         rows = []
+        self._paths: list[PathGeometry] = []
         for obj in self.scenario.objects:
+            if isinstance(obj, PathObject):
+                rows.append(self._path_row(obj))
+                continue
             pose = resolve_spawn(obj.position, self.net)
             length, width, height = obj.size
             rows.append(
@@ -231,6 +265,29 @@ class WorldBuilder:
                 }
             )
         return rows
+
+    def _path_row(self, obj: PathObject) -> dict[str, float]:
+        """A scripted object, standing at the start of its path (created later)."""
+        path = resolve_path(obj, self.net)
+        self._paths.append(path)
+        x, y, heading = path.pose_at(0.0)
+        length, width, height = obj.dimensions
+        return {
+            "x": float(x[0]),
+            "y": float(y[0]),
+            "z": float(path.sample_z[0]),
+            "heading": float(heading[0]),
+            "speed": 0.0,
+            "length": length,
+            "width": width,
+            "height": height,
+            "uid": -1,
+            "s": float("nan"),
+            "t": float("nan"),
+            "kind": SCRIPTED_OBJECT,
+            "model": _MODEL_INDEX[obj.kind],
+            "control": NO_CONTROL,
+        }
 
     # -- traffic ------------------------------------------------------------------------------------------------
 

@@ -5,12 +5,16 @@ The tick order is fixed::
     lifecycle -> controllers -> dynamics -> lane localisation -> collisions -> sensors
 
 - *lifecycle*: collision flags are cleared; slots of vehicles that drove off the map come
-  back as new vehicles at the map's entry lanes (`roadsim.sim.lifecycle`);
+  back as new vehicles at the map's entry lanes (`roadsim.sim.lifecycle`); scripted
+  objects are created and deleted around the ego (`roadsim.agents.scripted`);
 - *controllers*: the autopilot (traffic model) and external commands give every vehicle an
-  acceleration and a steering angle;
-- *dynamics*: the kinematic bicycle model integrates them, within the vehicle's limits;
+  acceleration and a steering angle; then the scripted objects move along their paths
+  (after the controllers, so that all of them see the frame the tick starts from);
+- *dynamics*: the kinematic bicycle model integrates the vehicles' commands, within the
+  vehicle's limits;
 - *lane localisation*: incremental (see `roadsim.world.localization`); a traffic vehicle
-  on no lane any more has left the map and is deactivated;
+  on no lane any more has left the map and is deactivated; a scripted object starts from
+  the lane under its path;
 - *collisions*: oriented-box overlaps between all active actors set ``collided`` on both
   and are reported as `CollisionEvent`s when they begin;
 - *sensors*: none yet.
@@ -31,11 +35,15 @@ import numpy.typing as npt
 
 from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots
 from roadsim.agents.idm import IdmParams
+from roadsim.agents.scripted import ScriptedObjects
 from roadsim.agents.traffic import TrafficModel, TrafficParams
+from roadsim.errors import ScenarioError
 from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, validate_against_map
 from roadsim.scenario.load import load_scenario_with_map
+from roadsim.scenario.schema import PathObject
+from roadsim.scenario.validate import resolve_spawn
 from roadsim.sim.build import WorldBuilder
 from roadsim.sim.lifecycle import Respawner
 from roadsim.world.collisions import find_overlaps
@@ -132,12 +140,57 @@ class Simulation:
         if traffic is not None and traffic.respawn:
             rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(4)[3])
             self.respawner = Respawner(self.info, traffic.lane_types, traffic.min_gap, rng)
+        self.scripted = ScriptedObjects(
+            built.scripted,
+            built.scripted_slots,
+            *self._controllers(built.scripted, built.scripted_slots),
+            built.paths,
+        )
+        # Frame 0's lifecycle: the scripted objects that exist from the start.
+        self._place_scripted(self.scripted.lifecycle(0, self.dt, self._ego(), self.state))
         self.traffic.settle_speeds(
             np.flatnonzero(st.active & (st.control == AUTOPILOT)),
             st,
             self.salt,
             self.traffic_params,
         )
+
+    def _controllers(
+        self, objects: list[PathObject], slots: IntArray
+    ) -> tuple[IntArray, FloatArray]:
+        """The controller slot and target point of each scripted object (-1 and NaN for
+        regular ones).
+
+        Raises:
+            ScenarioError: For an actor id that no actor has.
+        """
+        st = self.state
+        controllers = np.full(len(objects), -1, dtype=np.int64)
+        targets = np.full((len(objects), 2), np.nan)
+        # The scenario's objects have the slots after the ego's, in order.
+        offset = 0 if self.ego_slot is None else 1
+        named = {o.id: offset + i for i, o in enumerate(self.scenario.objects) if o.id is not None}
+        for i, obj in enumerate(objects):
+            if obj.target_point is None or obj.controller_target is None:
+                continue
+            ref = obj.controller_name
+            if ref == "ego":
+                assert self.ego_slot is not None  # the schema checked that there is one
+                controllers[i] = self.ego_slot
+            elif isinstance(ref, int):
+                hits = np.flatnonzero(st.id == ref)
+                if hits.size == 0 or hits[0] == slots[i]:
+                    index = self.scenario.objects.index(obj)
+                    raise ScenarioError(
+                        f"{self.scenario.name or 'scenario'}: objects[{index}].controller: no "
+                        f"other actor has the id {ref} (ids 0 to {int(st.id.max())})"
+                    )
+                controllers[i] = int(hits[0])
+            else:
+                controllers[i] = named[ref]
+            pose = resolve_spawn(obj.controller_target, self.net)
+            targets[i] = pose.x, pose.y
+        return controllers, targets
 
     # -- time ------------------------------------------------------------------------------------------
 
@@ -191,9 +244,16 @@ class Simulation:
                 st, self.salt, self.speed_factor, changing, self._next_id
             )
 
+        scripted = self.scripted
+        self._place_scripted(scripted.lifecycle(self.frame, self.dt, self._ego(), st))
+
         vehicles = np.flatnonzero(st.active & (st.kind == VEHICLE))
+        accel = steer = np.zeros(0)
         if vehicles.size:
             accel, steer = self._controls(vehicles)
+        # Scripted objects move after every controller has seen the frame they start from.
+        moved = scripted.move(self.frame, self.dt, self._ego(), st)
+        if vehicles.size:
             step_bicycle_slots(
                 vehicles,
                 st.x,
@@ -209,8 +269,21 @@ class Simulation:
                 self.dt,
             )
             self._localize(vehicles)
+        self._place_scripted(moved)
         self._collide()
         self.frame += 1
+
+    def _ego(self) -> int:
+        return -1 if self.ego_slot is None else self.ego_slot
+
+    def _place_scripted(self, slots: IntArray) -> None:
+        """Projects scripted objects onto the lane under their path (their guess)."""
+        st = self.state
+        on = slots[st.uid[slots] >= 0]
+        if on.size:
+            relocalize_slots(
+                self.info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self.salt
+            )
 
     def _controls(self, vehicles: IntArray) -> tuple[FloatArray, FloatArray]:
         st = self.state
