@@ -2,13 +2,14 @@
 
 A scripted object (``type: path`` in a scenario, `roadsim.scenario.schema.PathObject`) has
 no behaviour of its own: it drives its path (`roadsim.scenario.paths`) at the speeds of its
-control points. Each tick, in the simulation's lifecycle and controller phases, one
-compiled pass over all of them:
+control points. Each tick, a compiled pass over all of them in the simulation's lifecycle
+phase, and another in its controller phase:
 
 1. **Lifecycle**, judged on the frame the tick starts from. A pending object is created at
    the start of its path once the ego has been within its ``creation_radius`` of the first
-   point (0: always) for ``activation_delay`` without a break; it shows from the next frame
-   on, standing at its first point. A live object is deleted when the ego is farther than
+   point (0: always) for ``activation_delay`` without a break: it stands there at the time
+   of that frame, and moves in the same tick (objects created with the simulation show at
+   their first point in frame 0). A live object is deleted when the ego is farther than
    the radius from it (it is pending again: the ego coming back creates it anew, at the
    start of its path), ``lifetime`` after its creation, or at the end of its path with
    ``at_end: delete``; the last two are final.
@@ -167,10 +168,6 @@ class ScriptedObjects:
         self._want = np.zeros(m)
         self._fresh = np.zeros(m, dtype=bool)
 
-    @property
-    def count(self) -> int:
-        return len(self.objects)
-
     def lifecycle(self, frame: int, dt: float, ego_slot: int, st: WorldState) -> IntArray:
         """Creates and deletes objects as the ego stands at ``frame``; writes their slots
         of ``st`` (a created object stands at the start of its path, on the lane under it
@@ -204,13 +201,6 @@ class ScriptedObjects:
             ego, lifecycle, st.active, st.x, st.y, st.z, st.heading, st.speed, st.accel,
             st.yaw_rate, st.road, st.uid, st.s, st.t,
         )  # fmt: skip
-
-    def object_index(self, slot: int) -> int:
-        """The index (in the scenario's path objects) of the object in ``slot``."""
-        hits = np.flatnonzero(self.scripts.slot == slot)
-        if hits.size == 0:
-            raise KeyError(f"slot {slot} holds no scripted object")
-        return int(hits[0])
 
 
 def _concatenate(paths: list[PathGeometry]) -> PathTables:

@@ -97,6 +97,8 @@ class Simulation:
         dt: The fixed step (s).
         events: Collision events so far, in order.
         left_map: How many vehicles drove off the road network.
+        scripted: The scripted objects (`roadsim.agents.scripted.ScriptedObjects`): their
+            paths, and where each is on its path.
     """
 
     def __init__(self, scenario: Scenario | str | Path, *, seed: int | None = None) -> None:
