@@ -9,6 +9,15 @@ extra first; ``--quick`` for a short run, ``--help`` for the options). It prints
   directory. After 20 warm-up ticks, blocks of k ticks are timed, k chosen so that a block
   takes about a second (at least 20 ticks); the rate is active vehicles x ticks / wall
   second, median of 5 blocks;
+- roadsim's `Simulation` with 1,000 scripted cars (``type: path`` objects) and no traffic,
+  on the same map, beside a traffic row with as many vehicles (run for it if ``--counts``
+  lacks that count). Each car drives 12 streets (1.7 to 1.9 km; fewer streets when the
+  grid is too full) in a straight line along an east-west lane, through control points at
+  the middle of every street at 8 to 15 m/s (`scripted_objects`). Paths end, so each block
+  starts from a copy of the simulation as built and runs its own 20 warm-up ticks; k is
+  chosen as above but capped at the ticks after which a car at 15 m/s could reach the end
+  of the shortest path (2,300 at dt = 0.05 s), and every car is checked to be still moving
+  when a block ends. The rate is objects x ticks / wall second, median of 5 blocks;
 - highway-env's ``highway-v0`` with 20, 50 and 100 other vehicles, its default kinematics
   observation, no rendering, and a fixed action (IDLE). One ``env.step()`` runs
   ``simulation_frequency / policy_frequency`` ticks (15 by default), so the rate is
@@ -16,12 +25,14 @@ extra first; ``--quick`` for a short run, ``--help`` for the options). It prints
   about a second each. An episode that ends inside a block (the ego crashed) ends the
   block; the reset that follows is not timed.
 
-The ratio column divides a roadsim rate by highway-env's fastest rate. The collisions
-column is a sanity check: roadsim's collision events, highway-env's crashed vehicles.
+The ratio column divides a roadsim traffic rate by highway-env's fastest rate. The
+collisions column is a sanity check: roadsim's collision events (none expected for the
+scripted cars, which never catch up with one another), highway-env's crashed vehicles.
 
 Targets: 1,000 vehicles at >= 1,000,000 agent-steps/s; 10,000 vehicles at >= 2,500,000
-agent-steps/s. Single-threaded (OPENBLAS_NUM_THREADS=1); both simulators run in the same
-process, one after the other.
+agent-steps/s; 1,000 scripted objects at no more ms/tick than 1,000 traffic vehicles (the
+line after the table gives the ratio). Single-threaded (OPENBLAS_NUM_THREADS=1); both
+simulators run in the same process, one after the other.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy is imported
 
 import argparse
+import copy
 import math
 import platform
 import statistics
@@ -44,13 +56,15 @@ from types import ModuleType
 import numpy as np
 
 import roadsim
-from grid_map import grid  # beside this file, which a script has on sys.path
+from grid_map import BLOCK, STREET_LENGTH, grid, street_ids  # beside this file, on sys.path
 from roadsim.road.summary import map_summary
 from roadsim.scenario.load import validate_data
 from roadsim.sim import Simulation
+from roadsim.world.state import SCRIPTED_OBJECT
 
 COUNTS = (10, 100, 1_000, 10_000)
 PEER_COUNTS = (20, 50, 100)
+SCRIPTED_COUNTS = (1_000,)
 GRID = 26
 REPEATS, QUICK_REPEATS = 5, 3
 BLOCK_S, QUICK_BLOCK_S = 1.0, 0.25
@@ -59,6 +73,11 @@ MIN_TICKS = 20
 PEER_MIN_STEPS = 2
 SEED = 1
 TARGETS = {1_000: 1_000_000, 10_000: 2_500_000}  # vehicles -> agent-steps/s
+SCRIPTED_TARGET = 1.0  # scripted objects' ms/tick over as many traffic vehicles', at most
+SCRIPTED_SPEEDS = (8.0, 15.0)  # m/s, range of the speeds at the control points
+SCRIPTED_STREETS = 12  # streets an object's path spans (fewer where the grid is too full)
+START_SPACING = 12.0  # m between the start positions along a lane
+START_REACH = 60.0  # m, farthest a start lies from the middle of its street
 
 
 @dataclass(frozen=True)
@@ -66,9 +85,9 @@ class Row:
     """One configuration's result.
 
     Attributes:
-        simulator: ``"roadsim"`` or ``"highway-env"``.
-        asked: The traffic count configured.
-        vehicles: Vehicles actually simulated (median over the blocks).
+        simulator: ``"roadsim"``, ``"roadsim scripted"`` or ``"highway-env"``.
+        asked: The traffic (or scripted object) count configured.
+        vehicles: Vehicles (scripted objects) actually simulated (median over the blocks).
         dt_s: Simulated time of one tick (s).
         ticks: Ticks in one block (median for highway-env, whose blocks can end early).
         blocks: Blocks timed.
@@ -86,6 +105,18 @@ class Row:
     collisions: int
 
 
+def block_ticks(sim: Simulation, block_s: float) -> int:
+    """Runs the warm-up ticks and a probe; returns the ticks of a block of about ``block_s``
+    seconds (at least `MIN_TICKS`)."""
+    for _ in range(WARMUP_TICKS):
+        sim.step()
+    start = time.perf_counter()
+    for _ in range(MIN_TICKS):
+        sim.step()
+    probe = time.perf_counter() - start
+    return max(MIN_TICKS, math.ceil(MIN_TICKS * block_s / probe))
+
+
 def roadsim_row(path: Path, count: int, repeats: int, block_s: float) -> Row:
     """Times roadsim's `Simulation` with ``count`` cars on the map at ``path``."""
     scenario = validate_data(
@@ -97,13 +128,7 @@ def roadsim_row(path: Path, count: int, repeats: int, block_s: float) -> Row:
         "bench",
     )
     sim = Simulation(scenario)
-    for _ in range(WARMUP_TICKS):
-        sim.step()
-    start = time.perf_counter()
-    for _ in range(MIN_TICKS):
-        sim.step()
-    probe = time.perf_counter() - start
-    ticks = max(MIN_TICKS, math.ceil(MIN_TICKS * block_s / probe))
+    ticks = block_ticks(sim, block_s)
     rates, counts = [], []
     for _ in range(repeats):
         before = sim.vehicle_count
@@ -120,6 +145,116 @@ def roadsim_row(path: Path, count: int, repeats: int, block_s: float) -> Row:
         count,
         round(statistics.median(counts)),
         sim.dt,
+        ticks,
+        repeats,
+        statistics.median(rates),
+        len(sim.events),
+    )
+
+
+def scripted_streets(n: int, count: int) -> int:
+    """The streets each of ``count`` scripted objects drives on the n x n grid: up to
+    `SCRIPTED_STREETS`, fewer where the grid has not that many distinct starts."""
+    per_street = 2 * int(START_REACH / START_SPACING) + 1
+    for streets in range(min(SCRIPTED_STREETS, n - 2), 0, -1):
+        if 2 * n * (n - 1 - streets) * per_street >= count:
+            return streets
+    raise SystemExit(
+        f"{count:,} scripted objects do not fit on a {n} x {n} grid: pass a larger --grid"
+    )
+
+
+def scripted_objects(n: int, count: int, streets: int) -> list[dict[str, object]]:
+    """``count`` scripted cars on the east-west lanes of the n x n grid, each driving
+    ``streets`` streets in a straight line through the junctions.
+
+    Each of the 2n lanes that cross the grid (eastward and westward in every row) has its
+    own speed profile: a speed drawn from `SCRIPTED_SPEEDS` at the middle of every street,
+    linear in between. An object's control points are its start, then the middle of each
+    street it passes, so every object on a lane drives the same speed profile (the speed
+    depends on the position, not on the object): none catches up with another and there
+    are no collisions. Starts are distinct, `START_SPACING` apart within `START_REACH` of
+    a street's middle: a time gap of at least 12 / 15 = 0.8 s, so at 8 m/s at least 6.4 m
+    apart, more than a car's 4.6 m. The choice is deterministic (seeded with `SEED`).
+    """
+    ids = street_ids(n)
+    rng = np.random.default_rng(SEED)
+    lanes = [(row, east) for row in range(n) for east in (True, False)]
+    middles = BLOCK * np.arange(n - 1)  # along a lane, from the middle of its first street
+    profiles = rng.uniform(*SCRIPTED_SPEEDS, size=(len(lanes), n - 1))
+    offsets = np.arange(-START_REACH, START_REACH + 1e-9, START_SPACING)
+    shape = (len(lanes), n - 1 - streets, offsets.size)
+    picks = rng.choice(math.prod(shape), size=count, replace=False)
+    objects: list[dict[str, object]] = []
+    for lane_index, first, offset_index in zip(*np.unravel_index(picks, shape), strict=True):
+        row, east = lanes[lane_index]
+        start = middles[first] + offsets[offset_index]
+        ahead = middles[first : first + streets + 1]
+        points = []
+        for u in [start, *ahead[ahead > start]]:
+            street = round(u / BLOCK)  # along the lane
+            shift = u - BLOCK * street  # from the street's middle, in the lane's direction
+            points.append(
+                {
+                    "road": ids[(street if east else n - 2 - street, row, "east")],
+                    "lane": -1 if east else 1,
+                    "s": float(0.5 * STREET_LENGTH + (shift if east else -shift)),
+                    "speed": float(np.interp(u, middles, profiles[lane_index])),
+                }
+            )
+        objects.append({"type": "path", "kind": "car", "path": points})
+    return objects
+
+
+def fresh(built: Simulation) -> Simulation:
+    """A copy of ``built`` to run; the road network is static, so the copy shares it."""
+    return copy.deepcopy(built, {id(built.net): built.net})
+
+
+def scripted_row(path: Path, n: int, count: int, repeats: int, block_s: float) -> Row:
+    """Times roadsim's `Simulation` with ``count`` scripted cars and no traffic on the
+    n x n grid at ``path``.
+
+    Paths end, so one simulation cannot run every block: each block starts from a copy of
+    the simulation as built, runs the warm-up ticks, then its timed ticks. A block has at
+    most the ticks after which an object at the top speed could reach the end of the
+    shortest path, the warm-up included.
+
+    Raises:
+        RuntimeError: If an object stood still (at its path's end) after a block.
+    """
+    streets = scripted_streets(n, count)
+    scenario = validate_data(
+        {"map": str(path), "seed": SEED, "objects": scripted_objects(n, count, streets)},
+        "bench-scripted",
+    )
+    built = Simulation(scenario)
+    slots = np.flatnonzero(built.state.kind == SCRIPTED_OBJECT)
+    shortest_m = BLOCK * streets - START_REACH
+    reach = math.floor(shortest_m / SCRIPTED_SPEEDS[1] / built.dt) - WARMUP_TICKS
+    ticks = min(block_ticks(fresh(built), block_s), reach)
+    rates, counts = [], []
+    for _ in range(repeats):
+        sim = fresh(built)
+        for _ in range(WARMUP_TICKS):
+            sim.step()
+        st = sim.state
+        before = int(st.active[slots].sum())
+        start = time.perf_counter()
+        for _ in range(ticks):
+            sim.step()
+        seconds = time.perf_counter() - start
+        moving = int(np.sum(st.active[slots] & (st.speed[slots] > 0.0)))
+        if moving < count:
+            raise RuntimeError(f"{count - moving} scripted objects stood still after a block")
+        objects = 0.5 * (before + int(st.active[slots].sum()))
+        rates.append(objects * ticks / seconds)
+        counts.append(objects)
+    return Row(
+        "roadsim scripted",
+        count,
+        round(statistics.median(counts)),
+        built.dt,
         ticks,
         repeats,
         statistics.median(rates),
@@ -201,7 +336,7 @@ def print_table(rows: list[Row]) -> None:
     peer = [row.rate for row in rows if row.simulator == "highway-env"]
     best_peer = max(peer, default=math.nan)
     head = (
-        f"{'simulator':<12} {'asked':>6} {'vehicles':>8} {'dt':>7} {'ticks/block':>11} "
+        f"{'simulator':<16} {'asked':>6} {'vehicles':>8} {'dt':>7} {'ticks/block':>11} "
         f"{'blocks':>6} {'ms/tick':>8} {'agent-steps/s':>14} {'vs highway-env':>14} "
         f"{'collisions':>10}"
     )
@@ -215,7 +350,7 @@ def print_table(rows: list[Row]) -> None:
             else "-"
         )
         print(
-            f"{row.simulator:<12} {row.asked:>6,} {row.vehicles:>8,} {row.dt_s * 1e3:>5.1f}ms "
+            f"{row.simulator:<16} {row.asked:>6,} {row.vehicles:>8,} {row.dt_s * 1e3:>5.1f}ms "
             f"{row.ticks:>11,} {row.blocks:>6} {ms_per_tick:>8.3f} {row.rate:>14,.0f} "
             f"{ratio:>14} {row.collisions:>10,}"
         )
@@ -232,6 +367,21 @@ def print_targets(rows: list[Row]) -> None:
         print(
             f"target {count:,} vehicles at >= {target:,} agent-steps/s: "
             f"{row.rate:,.0f} with {row.vehicles:,} vehicles ({verdict})"
+        )
+
+
+def print_scripted(rows: list[Row]) -> None:
+    """Scripted objects' cost per tick against as many traffic vehicles'."""
+    traffic = {row.asked: row for row in rows if row.simulator == "roadsim"}
+    for row in rows:
+        if row.simulator != "roadsim scripted" or row.asked not in traffic:
+            continue
+        vehicles = traffic[row.asked]
+        ratio = (row.vehicles / row.rate) / (vehicles.vehicles / vehicles.rate)
+        verdict = "ok" if ratio <= SCRIPTED_TARGET else "MISS"
+        print(
+            f"{row.asked:,} scripted objects cost {ratio:.2f}x of {row.asked:,} traffic "
+            f"vehicles per tick (target <= {SCRIPTED_TARGET:g}x): {verdict}"
         )
 
 
@@ -261,6 +411,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="highway-env vehicles_count values; empty to skip highway-env",
     )
     parser.add_argument(
+        "--scripted-counts",
+        type=count_list,
+        default=SCRIPTED_COUNTS,
+        help="roadsim scripted object counts, each beside as many traffic vehicles; empty to skip",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help=f"{QUICK_REPEATS} blocks of about {QUICK_BLOCK_S} s instead of "
@@ -273,12 +429,18 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     repeats = QUICK_REPEATS if args.quick else REPEATS
     block_s = QUICK_BLOCK_S if args.quick else BLOCK_S
+    for count in args.scripted_counts:  # fail before anything runs
+        scripted_streets(args.grid, count)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"grid{args.grid}.xodr"
         grid(args.grid).write(path)
-        for count in args.counts:
+        # Scripted objects are compared with as many traffic vehicles.
+        extra = [count for count in args.scripted_counts if count not in args.counts]
+        for count in [*args.counts, *extra]:
             rows.append(roadsim_row(path, count, repeats, block_s))
+        for count in args.scripted_counts:
+            rows.append(scripted_row(path, args.grid, count, repeats, block_s))
         lane_km = map_summary(roadsim.load_map(path)).lane_length_m.get("driving", 0.0) / 1e3
     peer = import_highway_env() if args.peer_counts else None
     if peer is not None:
@@ -305,6 +467,7 @@ def main(argv: list[str]) -> int:
         "roadsim's collision events, highway-env's crashed vehicles (a sanity check)."
     )
     print_targets(rows)
+    print_scripted(rows)
     return 0
 
 

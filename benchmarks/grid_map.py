@@ -5,6 +5,10 @@ town (150 m blocks, 3.5 m lanes, every arm of a junction connected to every othe
 no traffic lights, so that traffic spreads over the whole grid. ``grid(20)`` has 760
 streets and about 230 km of drivable lane, room for 10,000 vehicles.
 
+Junction (i, j) is centred at (i, j) x `BLOCK`; the street from it to junction (i + 1, j)
+runs east (its lane -1 drives east, lane 1 west), the one to (i, j + 1) north; each is
+`STREET_LENGTH` long. `street_ids` gives their road ids.
+
     python benchmarks/grid_map.py 20 /tmp/grid20.xodr
 """
 
@@ -17,12 +21,33 @@ from pathlib import Path
 from roadsim.road.builder import Document, Junction, Line, PlanView, Pose, Road, RoadEnd
 from roadsim.road.builtin import ARM, BLOCK, _lane_in, _lane_out, _street
 
+__all__ = ["BLOCK", "STREET_LENGTH", "grid", "street_ids"]
+
+STREET_LENGTH = BLOCK - 2 * ARM  # m, junction arm to junction arm
+
+
+def street_ids(n: int) -> dict[tuple[int, int, str], str]:
+    """The road id of each street of the n x n grid.
+
+    Returns:
+        ``(i, j, "east")`` -> the street from junction (i, j) to (i + 1, j), ``(i, j,
+        "north")`` -> the street from (i, j) to (i, j + 1).
+    """
+    ids: dict[tuple[int, int, str], str] = {}
+    for i in range(n):
+        for j in range(n):
+            if i + 1 < n:
+                ids[(i, j, "east")] = str(len(ids) + 1)
+            if j + 1 < n:
+                ids[(i, j, "north")] = str(len(ids) + 1)
+    return ids
+
 
 def grid(n: int) -> Document:
     """The n x n grid (n >= 2)."""
     if n < 2:
         raise ValueError(f"grid size must be at least 2, got {n}")
-    inner = BLOCK - 2 * ARM
+    ids = street_ids(n)
     streets: list[Road] = []
     arms: dict[tuple[int, int], list[RoadEnd]] = {(i, j): [] for i in range(n) for j in range(n)}
     for i in range(n):
@@ -30,8 +55,8 @@ def grid(n: int) -> Document:
             x, y = i * BLOCK, j * BLOCK
             if i + 1 < n:  # eastward street to (i + 1, j)
                 road = _street(
-                    str(len(streets) + 1),
-                    PlanView(Pose(x + ARM, y, 0.0), (Line(inner),)),
+                    ids[(i, j, "east")],
+                    PlanView(Pose(x + ARM, y, 0.0), (Line(STREET_LENGTH),)),
                     f"Street {i}-{j} east",
                 )
                 streets.append(road)
@@ -39,8 +64,8 @@ def grid(n: int) -> Document:
                 arms[(i + 1, j)].append(road.end("end"))
             if j + 1 < n:  # northward street to (i, j + 1)
                 road = _street(
-                    str(len(streets) + 1),
-                    PlanView(Pose(x, y + ARM, math.pi / 2), (Line(inner),)),
+                    ids[(i, j, "north")],
+                    PlanView(Pose(x, y + ARM, math.pi / 2), (Line(STREET_LENGTH),)),
                     f"Street {i}-{j} north",
                 )
                 streets.append(road)

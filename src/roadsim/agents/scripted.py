@@ -466,6 +466,8 @@ def _place(
         z[k] = tb.sample_z[j] + f * (tb.sample_z[j + 1] - tb.sample_z[j])
     else:  # at the edge of a gap: the surface steps, it does not slope
         z[k] = tb.sample_z[near]
+    if tb.sample_uid[near] < 0:  # near the edge of a road the other sample may have it
+        near = j + 1 if near == j else j
     if tb.sample_uid[near] < 0:
         _off_lanes(k, road, uid, s, t)
     else:

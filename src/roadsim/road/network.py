@@ -88,6 +88,10 @@ class RoadNetwork:
             out[k] = idx
         return out[inverse.ravel()].reshape(ids.shape)
 
+    def has_road(self, road_id: str) -> bool:
+        """Whether the network has a road with this OpenDRIVE id."""
+        return road_id in self._road_index
+
     def road_id_of(self, road_index: npt.ArrayLike) -> npt.NDArray[np.object_]:
         """OpenDRIVE road ids (strings) for road indices; ``None`` where the index is -1."""
         idx = np.asarray(road_index, dtype=np.int64)

@@ -32,15 +32,15 @@ road s there (-1 and NaN: none), from which the simulation localises the object.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from roadsim._jit import njit_leaf, njit_loop
 from roadsim.scenario.schema import PathObject, RoadPathPoint, WorldPathPoint
-from roadsim.scenario.validate import resolve_spawn
+from roadsim.scenario.validate import resolve_road_positions
 
 if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
@@ -51,7 +51,9 @@ __all__ = [
     "advance",
     "build_path",
     "hermite",
+    "on_roads",
     "resolve_path",
+    "resolve_paths",
     "segment_speed",
     "time_to_end",
 ]
@@ -315,17 +317,7 @@ def build_path(
     sample_dist = np.concatenate(dist_parts)
     sample_u = np.concatenate(u_parts)
 
-    sample_z = np.zeros(sample_dist.size)
-    sample_uid = np.full(sample_dist.size, -1, dtype=np.int64)
-    sample_s = np.full(sample_dist.size, np.nan)
-    if net is not None:
-        seg_of = np.repeat(np.arange(n - 1), counts)
-        xs, ys = _evaluate(segments, seg_of, sample_u)
-        where = net.localize(xs, ys)
-        sample_uid = np.asarray(where.uid, dtype=np.int64)
-        sample_s = np.where(sample_uid >= 0, where.s, np.nan)
-        sample_z = _hold(np.where(sample_uid >= 0, where.surface_z, np.nan))
-    return PathGeometry(
+    path = PathGeometry(
         points=p,
         speeds=np.asarray(speeds, dtype=np.float64).reshape(n),
         waits=np.zeros(n) if waits is None else np.asarray(waits, dtype=np.float64).reshape(n),
@@ -334,32 +326,75 @@ def build_path(
         sample_first=sample_first,
         sample_dist=sample_dist,
         sample_u=sample_u,
-        sample_z=sample_z,
-        sample_uid=sample_uid,
-        sample_s=sample_s,
+        sample_z=np.zeros(sample_dist.size),
+        sample_uid=np.full(sample_dist.size, -1, dtype=np.int64),
+        sample_s=np.full(sample_dist.size, np.nan),
     )
+    return path if net is None else on_roads([path], net)[0]
+
+
+def on_roads(paths: list[PathGeometry], net: RoadNetwork) -> list[PathGeometry]:
+    """The paths with the road surface height, lane and road s of every sample (one
+    localisation for all of them)."""
+    if not paths:
+        return []
+    xs, ys = [], []
+    for path in paths:
+        seg_of = np.repeat(np.arange(path.segments.shape[0]), np.diff(path.sample_first))
+        x, y = _evaluate(path.segments, seg_of, path.sample_u)
+        xs.append(x)
+        ys.append(y)
+    where = net.localize(np.concatenate(xs), np.concatenate(ys))
+    out, start = [], 0
+    for path in paths:
+        part = slice(start, start + path.sample_dist.size)
+        start = part.stop
+        uid = np.asarray(where.uid[part], dtype=np.int64)
+        out.append(
+            replace(
+                path,
+                sample_uid=uid,
+                sample_s=np.where(uid >= 0, where.s[part], np.nan),
+                sample_z=_hold(np.where(uid >= 0, where.surface_z[part], np.nan)),
+            )
+        )
+    return out
+
+
+def resolve_paths(objects: list[PathObject], net: RoadNetwork) -> list[PathGeometry]:
+    """The paths of validated scripted objects on their map (map queries in one batch)."""
+    on_lanes = [
+        (i, k)
+        for i, obj in enumerate(objects)
+        for k, point in enumerate(obj.path)
+        if isinstance(point, RoadPathPoint)
+    ]
+    if on_lanes:
+        road_points = [cast(RoadPathPoint, objects[i].path[k]) for i, k in on_lanes]
+        x, y, *_ = resolve_road_positions(road_points, net)
+    resolved = {ik: (float(x[j]), float(y[j])) for j, ik in enumerate(on_lanes)}
+    paths = []
+    for i, obj in enumerate(objects):
+        points = np.empty((len(obj.path), 2))
+        tangents = np.full((len(obj.path), 2), np.nan)
+        for k, point in enumerate(obj.path):
+            points[k] = (point.x, point.y) if isinstance(point, WorldPathPoint) else resolved[i, k]
+            if point.tangent is not None:
+                tangents[k] = point.tangent
+        paths.append(
+            build_path(
+                points,
+                [point.speed for point in obj.path],
+                tangents=tangents,
+                waits=[point.wait for point in obj.path],
+            )
+        )
+    return on_roads(paths, net)
 
 
 def resolve_path(obj: PathObject, net: RoadNetwork) -> PathGeometry:
     """The path of a validated scripted object on its map."""
-    points = np.empty((len(obj.path), 2))
-    tangents = np.full((len(obj.path), 2), np.nan)
-    for i, point in enumerate(obj.path):
-        if isinstance(point, RoadPathPoint):
-            pose = resolve_spawn(point, net)
-            points[i] = pose.x, pose.y
-        else:
-            assert isinstance(point, WorldPathPoint)
-            points[i] = point.x, point.y
-        if point.tangent is not None:
-            tangents[i] = point.tangent
-    return build_path(
-        points,
-        [point.speed for point in obj.path],
-        tangents=tangents,
-        waits=[point.wait for point in obj.path],
-        net=net,
-    )
+    return resolve_paths([obj], net)[0]
 
 
 def _arc_lengths(seg: FloatArray, u: FloatArray) -> FloatArray:

@@ -9,10 +9,12 @@ points lie where they say. `resolve_spawn` turns a position into a pose on the m
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from roadsim.road.lanes import DRIVABLE_TYPES
 from roadsim.scenario.schema import (
@@ -23,13 +25,16 @@ from roadsim.scenario.schema import (
     RoadPosition,
     RoadsArea,
     Scenario,
+    WorldPathPoint,
 )
 
 if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
     from roadsim.scenario.load import KeyPath, SourceMap
 
-__all__ = ["SpawnPose", "resolve_spawn", "validate_against_map"]
+__all__ = ["SpawnPose", "resolve_road_positions", "resolve_spawn", "validate_against_map"]
+
+FloatArray = npt.NDArray[np.float64]
 
 #: Control points closer than this (m) are the same place.
 _SAME_POINT = 0.01
@@ -77,17 +82,8 @@ def resolve_spawn(spec: Position, net: RoadNetwork) -> SpawnPose:
     takes its own heading or, without one, that of the lane it lies on (0 off the road).
     """
     if isinstance(spec, RoadPosition):
-        s = np.array([spec.s])
-        road = net.road_index(spec.road).reshape(1)
-        uid = net.lane_uid(spec.road, spec.lane, spec.s).reshape(1)
-        t = net.uid_t_center(uid, s) + spec.t
-        x, y, z = net.to_world_index(road, s, t)
-        hdg = float(net.reference_pose(road, s)[3][0])
-        if net.driving_sign(uid)[0] < 0:
-            hdg += math.pi
-        return SpawnPose(
-            float(x[0]), float(y[0]), float(z[0]), _wrap(hdg), int(uid[0]), spec.s, float(t[0])
-        )
+        x, y, z, hdg, uid, t = (float(v[0]) for v in resolve_road_positions([spec], net))
+        return SpawnPose(x, y, z, _wrap(hdg), int(uid), spec.s, t)
     heading = spec.heading_rad
     hint = None if heading is None else [heading]
     where = net.localize([spec.x], [spec.y], heading=hint)
@@ -104,6 +100,21 @@ def resolve_spawn(spec: Position, net: RoadNetwork) -> SpawnPose:
         float(where.s[0]),
         float(where.t[0]),
     )
+
+
+def resolve_road_positions(
+    specs: Sequence[RoadPosition], net: RoadNetwork
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """`resolve_spawn` of many validated ``{road, lane, s, t}`` positions at once:
+    ``(x, y, z, heading, uid, t)`` arrays (heading not wrapped, uid as floats)."""
+    s = np.array([spec.s for spec in specs], dtype=np.float64)
+    roads = [spec.road for spec in specs]
+    road = net.road_index(roads).reshape(-1)
+    uid = net.lane_uid(roads, [spec.lane for spec in specs], s).reshape(-1)
+    t = net.uid_t_center(uid, s) + np.array([spec.t for spec in specs])
+    x, y, z = net.to_world_index(road, s, t)
+    heading = net.reference_pose(road, s)[3] + np.where(net.driving_sign(uid) < 0, math.pi, 0.0)
+    return x, y, z, heading, uid.astype(np.float64), t
 
 
 def validate_against_map(
@@ -175,33 +186,9 @@ def _position_problem(
     """What is wrong with a position (key path below the position, message), if anything;
     with ``on_road`` false, a world position may lie off every lane."""
     if isinstance(spec, RoadPosition):
-        if spec.road not in net.road_ids:
-            return ("road",), f"road {spec.road} does not exist{_in(net)}"
-        road = int(net.road_index(spec.road))
-        length = float(net.road_length[road])
-        if spec.s > length:
-            return (
-                "s",
-            ), f"s={spec.s:g} is beyond the end of road {spec.road} (length {length:g} m)"
-        lanes = net.lanes
-        section = int(lanes.section_at(np.array([road]), np.array([spec.s]))[0])
-        first = int(lanes.sec_first_uid[section])
-        here = {
-            int(lanes.lane_id[u]): u for u in range(first, first + int(lanes.sec_count[section]))
-        }
-        if spec.lane not in here:
-            listed = ", ".join(str(lane) for lane in here if lane != 0)
-            return ("lane",), (
-                f"lane {spec.lane} does not exist on road {spec.road} at s={spec.s:g}; "
-                f"lanes there: {listed}"
-            )
-        uid = here[spec.lane]
-        half = 0.5 * float(net.uid_width(np.array([uid]), np.array([spec.s]))[0])
-        if abs(spec.t) > half + 1e-9:
-            return ("t",), (
-                f"t={spec.t:g} puts the point outside lane {spec.lane} "
-                f"(half its width there: {half:.2f} m)"
-            )
+        problem, uid = _road_problems([spec], net)[0]
+        if problem is not None:
+            return problem
         where = f"lane {spec.lane} of road {spec.road} at s={spec.s:g}"
         lane_key: KeyPath = ("lane",)
     else:
@@ -220,25 +207,79 @@ def _position_problem(
     return None
 
 
+def _road_problems(
+    specs: Sequence[RoadPosition], net: RoadNetwork
+) -> list[tuple[tuple[KeyPath, str] | None, int]]:
+    """For each road position: what is wrong with it (key path below the position,
+    message) or None, and its lane uid (-1 where wrong). Vectorised over ``specs``."""
+    out: list[tuple[tuple[KeyPath, str] | None, int]] = [(None, -1)] * len(specs)
+    known = [i for i, spec in enumerate(specs) if net.has_road(spec.road)]
+    for i, spec in enumerate(specs):
+        if not net.has_road(spec.road):
+            out[i] = (("road",), f"road {spec.road} does not exist{_in(net)}"), -1
+    road = net.road_index([specs[i].road for i in known]).reshape(-1)
+    s = np.array([specs[i].s for i in known], dtype=np.float64)
+    lanes = net.lanes
+    section = lanes.section_at(road, s) if known else np.zeros(0, dtype=np.int64)
+    found: list[int] = []
+    for k, i in enumerate(known):
+        spec = specs[i]
+        length = float(net.road_length[road[k]])
+        if spec.s > length:
+            message = f"s={spec.s:g} is beyond the end of road {spec.road} (length {length:g} m)"
+            out[i] = (("s",), message), -1
+            continue
+        first, count = int(lanes.sec_first_uid[section[k]]), int(lanes.sec_count[section[k]])
+        here = {int(lanes.lane_id[u]): u for u in range(first, first + count)}
+        if spec.lane not in here:
+            listed = ", ".join(str(lane) for lane in here if lane != 0)
+            message = (
+                f"lane {spec.lane} does not exist on road {spec.road} at s={spec.s:g}; "
+                f"lanes there: {listed}"
+            )
+            out[i] = (("lane",), message), -1
+            continue
+        out[i] = None, here[spec.lane]
+        found.append(k)
+    rows = np.array(found, dtype=np.int64)
+    uids = np.array([out[known[k]][1] for k in found], dtype=np.int64)
+    half = 0.5 * net.uid_width(uids, s[rows]) if found else np.zeros(0)
+    for k, h in zip(found, half, strict=True):
+        spec = specs[known[k]]
+        if abs(spec.t) > h + 1e-9:
+            message = (
+                f"t={spec.t:g} puts the point outside lane {spec.lane} "
+                f"(half its width there: {h:.2f} m)"
+            )
+            out[known[k]] = (("t",), message), -1
+    return out
+
+
 def _path_problems(obj: PathObject, where: KeyPath, net: RoadNetwork) -> list[tuple[KeyPath, str]]:
     """What is wrong with a scripted object's path and target on this map."""
     problems: list[tuple[KeyPath, str]] = []
-    xy: list[tuple[float, float] | None] = []
-    for k, point in enumerate(obj.path):
-        key: KeyPath = (*where, "path", k)
-        if isinstance(point, RoadPathPoint):
-            problem = _position_problem(point, net, drivable=False)
-            if problem is not None:
-                problems.append(((*key, *problem[0]), problem[1]))
-                xy.append(None)
-                continue
-            pose = resolve_spawn(point, net)
-            xy.append((pose.x, pose.y))
+    xy: list[tuple[float, float] | None] = [None] * len(obj.path)
+    on_road = [k for k, point in enumerate(obj.path) if isinstance(point, RoadPathPoint)]
+    road_points = [cast(RoadPathPoint, obj.path[k]) for k in on_road]
+    fine = []
+    for k, (problem, _) in zip(on_road, _road_problems(road_points, net), strict=True):
+        if problem is None:
+            fine.append(k)
         else:
-            xy.append((point.x, point.y))
+            problems.append(((*where, "path", k, *problem[0]), problem[1]))
+    if fine:
+        x, y, *_ = resolve_road_positions([cast(RoadPathPoint, obj.path[k]) for k in fine], net)
+        for k, px, py in zip(fine, x, y, strict=True):
+            xy[k] = (float(px), float(py))
+    for k, point in enumerate(obj.path):
+        if isinstance(point, WorldPathPoint):
+            xy[k] = (point.x, point.y)
             if k == 0 and net.localize([point.x], [point.y]).uid[0] < 0:
                 problems.append(
-                    (key, f"a path must start on a road: no lane at x={point.x:g}, y={point.y:g}")
+                    (
+                        (*where, "path", k),
+                        f"a path must start on a road: no lane at x={point.x:g}, y={point.y:g}",
+                    )
                 )
         here, before = xy[k], xy[k - 1] if k else None
         if (
@@ -246,7 +287,9 @@ def _path_problems(obj: PathObject, where: KeyPath, net: RoadNetwork) -> list[tu
             and before is not None
             and math.hypot(here[0] - before[0], here[1] - before[1]) < _SAME_POINT
         ):
-            problems.append((key, f"at the same place as path[{k - 1}]; points must differ"))
+            problems.append(
+                ((*where, "path", k), f"at the same place as path[{k - 1}]; points must differ")
+            )
     if obj.controller_target is not None:
         problem = _position_problem(obj.controller_target, net, drivable=False, on_road=False)
         if problem is not None:

@@ -17,7 +17,7 @@ from roadsim.agents.dynamics import VehicleLimits
 from roadsim.agents.idm import IdmParams
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario
-from roadsim.scenario.paths import PathGeometry, resolve_path
+from roadsim.scenario.paths import PathGeometry, resolve_paths
 from roadsim.scenario.schema import (
     OBJECT_SIZES,
     SCRIPTED_KINDS,
@@ -209,10 +209,12 @@ class WorldBuilder:
 
     def _object_rows(self) -> list[dict[str, float]]:
         rows = []
-        self._paths: list[PathGeometry] = []
+        scripted = [obj for obj in self.scenario.objects if isinstance(obj, PathObject)]
+        self._paths: list[PathGeometry] = resolve_paths(scripted, self.net)
+        paths = iter(self._paths)
         for obj in self.scenario.objects:
             if isinstance(obj, PathObject):
-                rows.append(self._path_row(obj))
+                rows.append(self._path_row(obj, next(paths)))
                 continue
             pose = resolve_spawn(obj.position, self.net)
             length, width, height = obj.size
@@ -266,10 +268,8 @@ class WorldBuilder:
             )
         return rows
 
-    def _path_row(self, obj: PathObject) -> dict[str, float]:
+    def _path_row(self, obj: PathObject, path: PathGeometry) -> dict[str, float]:
         """A scripted object, standing at the start of its path (created later)."""
-        path = resolve_path(obj, self.net)
-        self._paths.append(path)
         x, y, heading = path.pose_at(0.0)
         length, width, height = obj.dimensions
         return {
