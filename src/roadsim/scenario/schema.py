@@ -88,6 +88,8 @@ class VehicleModel:
         max_decel: Largest braking deceleration, positive (m/s^2).
         max_steer: Largest front-wheel steering angle (rad).
         max_steer_rate: Largest rate of change of the steering angle (rad/s).
+        steering_ratio: Steering-wheel angle over road-wheel angle (the driver sensor's
+            ``steering_wheel_angle``).
     """
 
     length: float
@@ -98,6 +100,7 @@ class VehicleModel:
     max_decel: float
     max_steer: float
     max_steer_rate: float
+    steering_ratio: float
 
 
 VehicleModelName = Literal["car", "truck", "bus"]
@@ -108,9 +111,9 @@ VEHICLE_MODEL_NAMES: tuple[VehicleModelName, ...] = ("car", "truck", "bus")
 #: Sizes and limits per vehicle model (a mid-size car, a 12 m rigid truck, a 12 m city bus).
 VEHICLE_MODELS: Mapping[str, VehicleModel] = MappingProxyType(
     {
-        "car": VehicleModel(4.6, 1.9, 1.5, 2.8, 3.5, 9.0, 0.6, 0.8),
-        "truck": VehicleModel(12.0, 2.5, 3.8, 6.5, 1.5, 6.0, 0.7, 0.5),
-        "bus": VehicleModel(12.0, 2.55, 3.2, 6.0, 1.5, 6.0, 0.7, 0.5),
+        "car": VehicleModel(4.6, 1.9, 1.5, 2.8, 3.5, 9.0, 0.6, 0.8, 15.0),
+        "truck": VehicleModel(12.0, 2.5, 3.8, 6.5, 1.5, 6.0, 0.7, 0.5, 20.0),
+        "bus": VehicleModel(12.0, 2.55, 3.2, 6.0, 1.5, 6.0, 0.7, 0.5, 20.0),
     }
 )
 

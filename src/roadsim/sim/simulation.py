@@ -37,14 +37,16 @@ from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.scripted import ScriptedObjects
 from roadsim.agents.traffic import TrafficModel, TrafficParams
-from roadsim.errors import ScenarioError
+from roadsim.errors import QueryError, ScenarioError
 from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, validate_against_map
 from roadsim.scenario.load import load_scenario_with_map
 from roadsim.scenario.schema import PathObject
 from roadsim.scenario.validate import resolve_spawn
-from roadsim.sim.build import WorldBuilder
+from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
+from roadsim.sensors.view import DriverView, DriverViews
+from roadsim.sim.build import MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.localization import relocalize_slots
@@ -120,6 +122,7 @@ class Simulation:
         self.info = LaneInfo(self.net)
         self.lights = TrafficLightPlan.from_network(self.net)
         self.traffic = TrafficModel(self.info, self.lights)
+        self.driver = DriverSensor(self.info, self.lights, MODEL_NAMES)
         built = WorldBuilder(self.net, self.info, scenario).build()
         self.state: WorldState = built.state
         self.ego_slot: int | None = built.ego_slot
@@ -368,6 +371,49 @@ class Simulation:
         for a, b in sorted(pairs - self._pairs):
             self.events.append(CollisionEvent(self.frame + 1, (self.frame + 1) * self.dt, a, b))
         self._pairs = pairs
+
+    # -- the driver sensor ---------------------------------------------------------------------------
+
+    def driver_views(
+        self, ids: npt.ArrayLike | None = None, *, visibility: float = DEFAULT_VISIBILITY
+    ) -> DriverViews:
+        """The driver sensor's views of vehicles at the current frame, as arrays.
+
+        Args:
+            ids: Actor ids (any active actor; default: every active vehicle, by slot).
+            visibility: How far the drivers see (m).
+
+        Raises:
+            QueryError: For an id that is no active actor.
+        """
+        st = self.state
+        if ids is None:
+            slots = np.flatnonzero(st.active & (st.kind == VEHICLE))
+        else:
+            wanted = np.atleast_1d(np.asarray(ids, dtype=np.int64))
+            live = np.flatnonzero(st.active)
+            order = np.argsort(st.id[live])
+            where = np.searchsorted(st.id[live][order], wanted)
+            where = np.minimum(where, max(live.size - 1, 0))
+            found = live.size > 0
+            slots = live[order][where] if found else np.zeros(0, dtype=np.int64)
+            bad = ~(st.id[slots] == wanted) if found else np.ones(wanted.size, dtype=bool)
+            if bad.any():
+                raise QueryError(
+                    f"no active actor with id {int(wanted[np.flatnonzero(bad)[0]])}"
+                )
+        if not visibility > 0.0:
+            raise ValueError(f"visibility must be > 0 m, got {visibility}")
+        sensor = self.driver
+        out = sensor.observe(
+            sensor.actors(st, self.salt), sensor.occupancy(st), slots, self.time,
+            visibility=visibility,
+        )  # fmt: skip
+        return sensor.views(out, st.id[slots], self.frame, self.time)
+
+    def driver_view(self, actor_id: int, *, visibility: float = DEFAULT_VISIBILITY) -> DriverView:
+        """The driver sensor's view of one vehicle (see `driver_views`)."""
+        return self.driver_views([actor_id], visibility=visibility)[0]
 
     # -- summaries ----------------------------------------------------------------------------------------
 

@@ -1,0 +1,716 @@
+"""The driver sensor's pass over vehicles, compiled (see `roadsim.sensors.driver`).
+
+For each vehicle, `observe` finds its main lane (the lane under the centre of its front
+edge), reads its own state against that lane, the geometry of the main lane and its two
+neighbours, walks each of the three lane streams ahead for the end of the lane, signs,
+lights and lane markings, and searches the lane occupancy
+(`roadsim.sensors.occupancy`) for the nearest object ahead and behind in each of them.
+
+Lane streams. Ahead, a stream follows the lane's successors, taking at a fork the one the
+vehicle's route takes (`roadsim.world.lane_kernels.choose_next`: a hash of the vehicle's
+route salt and the lane); a neighbour lane driven the other way is followed the way the
+driver is headed, through its predecessors. Behind, the search for the nearest object
+explores every branch (a car may come from any of the roads that join), nearest first
+wins, with at most `STACK` lanes pending.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim._jit import njit_leaf, njit_loop
+from roadsim.sensors.occupancy import LaneOccupancy
+from roadsim.world.lane_kernels import (
+    LaneArrays,
+    bounds,
+    choose_next,
+    mix_hash,
+    pose,
+    progress,
+    project,
+    signed_curvature,
+)
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+UIntArray = npt.NDArray[np.uint64]
+BoolArray = npt.NDArray[np.bool_]
+
+# What a row of `observe` asks for (bit flags; geometry of the main lane is always read).
+WANT_FRONT = 1  # the object ahead in the main lane
+WANT_REAR = 2  # the object behind in the main lane
+WANT_SIDES = 4  # the objects ahead and behind in the neighbour lanes
+WANT_LIGHTS = 8  # the traffic lights of the main lane
+WANT_ALL = 255  # everything: the whole view
+
+MISSING = -999.0
+STACK = 64  # lanes pending at most in a search behind
+MAX_HOPS = 4  # lane records the front of a vehicle may be past its centre's
+REACH_MARGIN = 10.0  # m: no actor reaches further than this from its centre along a lane
+LEFT, EGO, RIGHT = 0, 1, 2
+FRONT, REAR, FRONT_LEFT, REAR_LEFT, FRONT_RIGHT, REAR_RIGHT = range(6)
+SIGNS, LIGHTS, MARKS = 0, 1, 2  # cursors
+
+_MIX_BACK = np.uint64(0xD6E8FEB86659FD93)
+_INF = np.inf
+
+
+class Tables(NamedTuple):
+    """What the sensor knows of the map beyond the lane arrays (`roadsim.sensors.driver`).
+
+    Attributes:
+        succ_ptr, succ_idx, pred_ptr, pred_idx: The lane graph over lanes of every type
+            (CSR by uid; the lane arrays keep only drivable lanes).
+        end_ok: 1 for the lane types a lane stream goes on along (distance to the end of
+            the lane), per uid.
+        sig_ptr, sig_idx, sig_pos: Per uid, the signals valid for the lane (indices into
+            the signal table) and their position from the lane's entry in its driving
+            direction (m), in that order.
+        sig_light: 1 for a traffic light (a dynamic signal), per signal.
+        sig_plan: Index of each signal in the light plan's states (-1: none).
+        mark_ptr: CSR by ``2 uid + side`` (side 0: the lane's border at larger t, 1: at
+            smaller t) over the marking segments below, in increasing s.
+        mark_s0, mark_s1, mark_type, mark_color, mark_width: Each segment's s range (m),
+            type and colour codes and width (m).
+    """
+
+    succ_ptr: IntArray
+    succ_idx: IntArray
+    pred_ptr: IntArray
+    pred_idx: IntArray
+    end_ok: IntArray
+    sig_ptr: IntArray
+    sig_idx: IntArray
+    sig_pos: FloatArray
+    sig_light: IntArray
+    sig_plan: IntArray
+    mark_ptr: IntArray
+    mark_s0: FloatArray
+    mark_s1: FloatArray
+    mark_type: IntArray
+    mark_color: IntArray
+    mark_width: FloatArray
+
+
+class Actors(NamedTuple):
+    """What the sensor reads of every actor, by slot (`roadsim.world.state.WorldState`)."""
+
+    id: IntArray
+    static: BoolArray
+    uid: IntArray
+    road: IntArray
+    s: FloatArray
+    t: FloatArray
+    x: FloatArray
+    y: FloatArray
+    heading: FloatArray
+    speed: FloatArray
+    accel: FloatArray
+    steer: FloatArray
+    length: FloatArray
+    width: FloatArray
+    height: FloatArray
+    collided: BoolArray
+    steering_ratio: FloatArray
+    salt: UIntArray
+
+
+class Out(NamedTuple):
+    """`observe`'s results by row (allocate with `Out.empty`); see
+    `roadsim.sensors.view.DriverViews` for the meanings.
+
+    Beyond the view: ``main_uid`` and ``main_p`` (the main lane and the reference point's
+    progress on it), ``main_side`` (0: the main lane is the lane of the vehicle's centre
+    or its continuation; +1 / -1: the lane to its left / right), ``lane_end_uid`` (the
+    last lane of each stream, -1 where it goes on beyond the visibility distance),
+    ``object_slot`` (the object's actor slot, -1: none). The lists are written in the
+    order the rows are visited: entries ``start[i, j]:start[i, j] + count[i, j]`` of
+    the flat arrays; ``cursor`` counts the entries of each kind written, and may exceed
+    the flat arrays' size, in which case the caller enlarges them and runs again.
+    """
+
+    visibility: FloatArray
+    speed: FloatArray
+    accel: FloatArray
+    lateral: FloatArray
+    heading: FloatArray
+    steering: FloatArray
+    boundary_left: FloatArray
+    boundary_right: FloatArray
+    collision: BoolArray
+    main_uid: IntArray
+    main_p: FloatArray
+    main_side: IntArray
+    lane_uid: IntArray
+    lane_exists: BoolArray
+    lane_curvature: FloatArray
+    lane_width: FloatArray
+    lane_end: FloatArray
+    lane_end_uid: IntArray
+    object_slot: IntArray
+    object_id: IntArray
+    object_static: BoolArray
+    object_speed: FloatArray
+    object_accel: FloatArray
+    object_heading: FloatArray
+    object_length: FloatArray
+    object_width: FloatArray
+    object_height: FloatArray
+    object_lon: FloatArray
+    object_lat: FloatArray
+    sign_start: IntArray
+    sign_count: IntArray
+    sign_signal: IntArray
+    sign_distance: FloatArray
+    light_start: IntArray
+    light_count: IntArray
+    light_signal: IntArray
+    light_distance: FloatArray
+    light_state: IntArray
+    mark_start: IntArray
+    mark_count: IntArray
+    mark_type: IntArray
+    mark_color: IntArray
+    mark_width: FloatArray
+    mark_distance: FloatArray
+    cursor: IntArray
+    stack_lane: IntArray
+    stack_off: FloatArray
+
+    @classmethod
+    def empty(cls, n: int, signs: int, lights: int, marks: int) -> Out:
+        def f(*shape: int) -> FloatArray:
+            return np.full(shape, MISSING)
+
+        def i(*shape: int) -> IntArray:
+            return np.full(shape, -1, dtype=np.int64)
+
+        def b(*shape: int) -> BoolArray:
+            return np.zeros(shape, dtype=np.bool_)
+
+        return cls(
+            f(n), f(n), f(n), f(n), f(n), f(n), f(n), f(n), b(n), i(n), f(n), i(n),
+            i(n, 3), b(n, 3), f(n, 3), f(n, 3), f(n, 3), i(n, 3),
+            i(n, 6), i(n, 6), b(n, 6), f(n, 6), f(n, 6), f(n, 6), f(n, 6), f(n, 6), f(n, 6),
+            f(n, 6), f(n, 6),
+            i(n, 3), i(n, 3), i(signs), f(signs),
+            i(n, 3), i(n, 3), i(lights), f(lights), i(lights),
+            i(n, 4), i(n, 4), i(marks), i(marks), f(marks), f(marks),
+            np.zeros(3, dtype=np.int64), i(STACK), f(STACK),
+        )  # fmt: skip
+
+
+# -- lane streams ---------------------------------------------------------------------------------
+
+
+@njit_leaf
+def wrap(angle: float) -> float:
+    """``angle`` wrapped to [-pi, pi)."""
+    return float((angle + math.pi) % (2.0 * math.pi) - math.pi)
+
+
+@njit_leaf
+def _pick(idx: IntArray, a: int, b: int, salt: np.uint64, u: int) -> int:
+    count = b - a
+    if count <= 0:
+        return -1
+    if count == 1:
+        return int(idx[a])
+    h = mix_hash(salt ^ (np.uint64(u) * _MIX_BACK))
+    return int(idx[a + np.int64(h % np.uint64(count))])
+
+
+@njit_leaf
+def step_lane(la: LaneArrays, tab: Tables, salt: np.uint64, u: int, forward: bool) -> int:
+    """The next lane of a stream through ``u``: its successor on the route (``forward``)
+    or a predecessor picked by the same salt (-1: none). Drivable lanes link to drivable
+    lanes only, as traffic drives; other lanes follow the map's links."""
+    if u < 0:
+        return -1
+    if la.drivable[u] != 0:
+        if forward:
+            return choose_next(la, salt, u)
+        return _pick(la.prev_idx, la.prev_ptr[u], la.prev_ptr[u + 1], salt, u)
+    if forward:
+        return _pick(tab.succ_idx, tab.succ_ptr[u], tab.succ_ptr[u + 1], salt, u)
+    return _pick(tab.pred_idx, tab.pred_ptr[u], tab.pred_ptr[u + 1], salt, u)
+
+
+@njit_leaf
+def _side(la: LaneArrays, u: int, left: bool) -> int:
+    if u < 0:
+        return -1
+    return int(la.left_uid[u] if left else la.right_uid[u])
+
+
+@njit_leaf
+def main_lane(
+    la: LaneArrays,
+    tab: Tables,
+    salt: np.uint64,
+    u: int,
+    pc: float,
+    half: float,
+    xf: float,
+    yf: float,
+) -> tuple[int, float, float, int]:
+    """The lane containing the reference point (xf, yf) of a vehicle whose centre is at
+    progress ``pc`` on lane ``u``: ``(lane, progress, lateral offset + left, side)``,
+    side 0 for ``u``'s continuation along the route, +1 / -1 for its left / right
+    neighbour. Where no lane contains the point, the continuation."""
+    x, p, hops = u, pc + half, 0
+    while p > la.length[x] and hops < MAX_HOPS:
+        nxt = step_lane(la, tab, salt, x, True)
+        if nxt < 0:
+            break
+        p -= la.length[x]
+        x = nxt
+        hops += 1
+    p, lat = project(la, x, p, xf, yf)
+    lo, hi = bounds(la, x, p)
+    if math.fabs(lat) > 0.5 * (hi - lo):
+        cand = _side(la, x, lat > 0.0)
+        if cand >= 0 and la.sign[cand] != 0.0:
+            q = p if la.sign[cand] == la.sign[x] else la.length[cand] - p
+            q2, lat2 = project(la, cand, q, xf, yf)
+            lo2, hi2 = bounds(la, cand, q2)
+            if math.fabs(lat2) <= 0.5 * (hi2 - lo2):
+                return int(cand), q2, lat2, 1 if lat > 0.0 else -1
+    return int(x), p, lat, 0
+
+
+# -- the occupancy --------------------------------------------------------------------------------
+
+
+@njit_leaf
+def _lower(occ: LaneOccupancy, lane: int, p: float) -> int:
+    """First index of ``lane``'s entries with progress >= p (the window's end if none)."""
+    lo, hi = occ.ptr[lane], occ.ptr[lane + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if occ.p[mid] < p:
+            lo = mid + 1
+        else:
+            hi = mid
+    return int(lo)
+
+
+@njit_leaf
+def _upper(occ: LaneOccupancy, lane: int, p: float) -> int:
+    """First index of ``lane``'s entries with progress > p (the window's end if none)."""
+    lo, hi = occ.ptr[lane], occ.ptr[lane + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if occ.p[mid] <= p:
+            lo = mid + 1
+        else:
+            hi = mid
+    return int(lo)
+
+
+@njit_leaf
+def _from(occ: LaneOccupancy, lane: int, k: int, up: bool, me: int) -> int:
+    """The first entry of ``lane`` from index k on in the direction ``up`` (increasing
+    progress) or down that is not actor ``me`` (-1: none)."""
+    a, b = occ.ptr[lane], occ.ptr[lane + 1]
+    while a <= k < b:
+        if occ.slot[k] != me:
+            return k
+        k = k + 1 if up else k - 1
+    return -1
+
+
+@njit_leaf
+def search_ahead(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    me: int,
+    salt: np.uint64,
+    x: int,
+    aligned: bool,
+    q: float,
+    limit: float,
+) -> tuple[int, float, int, float]:
+    """The nearest entry ahead of progress q on lane ``x`` and its stream (``aligned``:
+    the driver heads along ``x``'s driving direction): ``(slot, centre distance, lane,
+    progress)``; slot -1 where there is none within ``limit`` metres."""
+    rec, first = x, True
+    # Distance from the driver's centre to the record's end where the search enters it.
+    off = -q if aligned else q - la.length[x]
+    while rec >= 0 and off <= limit:
+        if first:
+            k = _upper(occ, rec, q) if aligned else _lower(occ, rec, q) - 1
+        else:
+            k = occ.ptr[rec] if aligned else occ.ptr[rec + 1] - 1
+        k = _from(occ, rec, k, aligned, me)
+        if k >= 0:
+            p = occ.p[k]
+            return int(occ.slot[k]), off + (p if aligned else la.length[rec] - p), int(rec), p
+        off += la.length[rec]
+        rec = step_lane(la, tab, salt, rec, aligned)
+        first = False
+    return -1, _INF, -1, 0.0
+
+
+@njit_leaf
+def _push_row(ptr: IntArray, idx: IntArray, rec: int, off: float, top: int, out: Out) -> int:
+    for e in range(ptr[rec], ptr[rec + 1]):
+        if top < STACK:
+            out.stack_lane[top] = idx[e]
+            out.stack_off[top] = off
+            top += 1
+    return top
+
+
+@njit_leaf
+def _push(
+    la: LaneArrays, tab: Tables, rec: int, forward: bool, off: float, top: int, out: Out
+) -> int:
+    """Pushes every next lane of ``rec`` (successors or predecessors) at ``off``, as far
+    as the stack has room."""
+    if la.drivable[rec] != 0:
+        if forward:
+            return _push_row(la.next_ptr, la.next_idx, rec, off, top, out)
+        return _push_row(la.prev_ptr, la.prev_idx, rec, off, top, out)
+    if forward:
+        return _push_row(tab.succ_ptr, tab.succ_idx, rec, off, top, out)
+    return _push_row(tab.pred_ptr, tab.pred_idx, rec, off, top, out)
+
+
+@njit_leaf
+def search_behind(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    me: int,
+    x: int,
+    aligned: bool,
+    q: float,
+    limit: float,
+    out: Out,
+) -> tuple[int, float, int, float]:
+    """The nearest entry behind progress q on lane ``x`` (at q or behind it), over every
+    branch of the lanes behind: ``(slot, centre distance >= 0, lane, progress)``; slot -1
+    where there is none within ``limit`` metres."""
+    up = not aligned  # the search runs toward increasing progress on x
+    k = _upper(occ, x, q) - 1 if aligned else _lower(occ, x, q)
+    k = _from(occ, x, k, up, me)
+    if k >= 0:
+        p = occ.p[k]
+        return int(occ.slot[k]), (q - p if aligned else p - q), int(x), p
+    best, best_d, best_rec, best_p = -1, _INF, -1, 0.0
+    top = _push(la, tab, x, up, la.length[x] - q if up else q, 0, out)
+    while top > 0:
+        top -= 1
+        rec, off = out.stack_lane[top], out.stack_off[top]
+        if off > limit or off >= best_d:
+            continue
+        k = occ.ptr[rec] if up else occ.ptr[rec + 1] - 1
+        k = _from(occ, rec, k, up, me)
+        if k >= 0:
+            p = occ.p[k]
+            d = off + (p if up else la.length[rec] - p)
+            if d < best_d:
+                best, best_d, best_rec, best_p = int(occ.slot[k]), d, int(rec), p
+            continue
+        top = _push(la, tab, rec, up, off + la.length[rec], top, out)
+    return best, best_d, best_rec, best_p
+
+
+# -- one row ----------------------------------------------------------------------------------------
+
+
+@njit_leaf
+def _object(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    actors: Actors,
+    out: Out,
+    i: int,
+    j: int,
+    me: int,
+    found: tuple[int, float, int, float],
+    ahead: bool,
+    aligned: bool,
+    visibility: float,
+    shift: float,
+    own_lat: float,
+    sign: float,
+) -> None:
+    """Writes object ``j`` of row i from a search result, if it lies within sight."""
+    o, d, rec, p = found
+    if o < 0:
+        return
+    half = 0.5 * actors.length[me]
+    clear = d - half - occ.reach[o]  # bumper to bumper, > 0 where they do not overlap
+    gap = max(clear, 0.0)
+    if gap > visibility:
+        return
+    out.object_slot[i, j] = o
+    out.object_id[i, j] = actors.id[o]
+    out.object_static[i, j] = actors.static[o]
+    if not actors.static[o]:
+        out.object_speed[i, j] = actors.speed[o]
+        out.object_accel[i, j] = actors.accel[o]
+    _, _, along = pose(la, rec, p)
+    turn = 0.0 if aligned else math.pi
+    out.object_heading[i, j] = wrap(actors.heading[o] - along - turn)
+    out.object_length[i, j] = actors.length[o]
+    out.object_width[i, j] = actors.width[o]
+    out.object_height[i, j] = actors.height[o]
+    out.object_lon[i, j] = gap if ahead or gap == 0.0 else -gap
+    if actors.road[o] == actors.road[me]:
+        out.object_lat[i, j] = sign * (actors.t[o] - actors.t[me])
+    else:  # on another road: through the lane it was found in
+        lo, hi = bounds(la, rec, p)
+        way = la.sign[rec] if aligned else -la.sign[rec]
+        out.object_lat[i, j] = way * (actors.t[o] - 0.5 * (lo + hi)) + shift - own_lat
+
+
+@njit_leaf
+def _emit(
+    out: Out, kind: int, index: int, distance: float, extra: int, width: float, merge: bool
+) -> bool:
+    """Appends one list entry (a sign, light or marking); a marking equal to the one
+    before it in its list (``merge``) is not repeated. Returns whether it was appended."""
+    c = out.cursor[kind]
+    if kind == MARKS and merge and c - 1 < out.mark_type.size:
+        same = (
+            out.mark_type[c - 1] == index
+            and out.mark_color[c - 1] == extra
+            and out.mark_width[c - 1] == width
+        )
+        if same:
+            return False
+    if kind == SIGNS and c < out.sign_signal.size:
+        out.sign_signal[c], out.sign_distance[c] = index, distance
+    elif kind == LIGHTS and c < out.light_signal.size:
+        out.light_signal[c], out.light_distance[c], out.light_state[c] = index, distance, extra
+    elif kind == MARKS and c < out.mark_type.size:
+        out.mark_type[c], out.mark_color[c] = index, extra
+        out.mark_width[c], out.mark_distance[c] = width, distance
+    out.cursor[kind] = c + 1
+    return True
+
+
+@njit_leaf
+def walk_stream(
+    la: LaneArrays,
+    tab: Tables,
+    salt: np.uint64,
+    y: int,
+    aligned: bool,
+    q: float,
+    visibility: float,
+    shown: IntArray,
+    out: Out,
+    i: int,
+    j: int,
+    signals: int,
+    mark_row: int,
+    mark_left: bool,
+) -> None:
+    """Walks lane ``y``'s stream from progress q up to the visibility distance: the
+    distance to the end of the lane (always), its signals (``signals``: 0 none, 1 lights,
+    2 signs and lights) and the markings of one side (row ``mark_row`` of row i, -1:
+    none; ``mark_left``: the left side in the driver's direction)."""
+    off = -q if aligned else q - la.length[y]  # from the reference point to the record
+    end, end_uid, ended = 0.0, int(y), tab.end_ok[y] == 0
+    if signals > 0:
+        out.light_start[i, j] = out.cursor[LIGHTS]
+        out.light_count[i, j] = 0
+    if signals > 1:
+        out.sign_start[i, j] = out.cursor[SIGNS]
+        out.sign_count[i, j] = 0
+    if mark_row >= 0:
+        out.mark_start[i, mark_row] = out.cursor[MARKS]
+        out.mark_count[i, mark_row] = 0
+    rec = y
+    while rec >= 0 and off <= visibility:
+        length = la.length[rec]
+        if signals > 0:
+            a, b = tab.sig_ptr[rec], tab.sig_ptr[rec + 1]
+            for n in range(b - a):
+                e = a + n if aligned else b - 1 - n
+                sig = tab.sig_idx[e]
+                dist = off + (tab.sig_pos[e] if aligned else length - tab.sig_pos[e])
+                if dist < 0.0 or dist > visibility:
+                    continue
+                if tab.sig_light[sig] != 0:
+                    plan = tab.sig_plan[sig]
+                    state = shown[plan] if 0 <= plan < shown.size else 0
+                    _emit(out, LIGHTS, sig, dist, state, 0.0, False)
+                    out.light_count[i, j] += 1
+                elif signals > 1:
+                    _emit(out, SIGNS, sig, dist, 0, 0.0, False)
+                    out.sign_count[i, j] += 1
+        if mark_row >= 0:
+            plus = (la.sign[rec] > 0.0) == aligned  # the driver heads along +s here
+            side = 0 if plus == mark_left else 1  # 0: the border at larger t
+            row = 2 * rec + side
+            a, b = tab.mark_ptr[row], tab.mark_ptr[row + 1]
+            s0 = la.s0[rec]
+            s1 = la.s1[rec]
+            for n in range(b - a):
+                e = a + n if plus else b - 1 - n
+                lo = tab.mark_s0[e] - s0 if plus else s1 - tab.mark_s1[e]
+                hi = tab.mark_s1[e] - s0 if plus else s1 - tab.mark_s0[e]
+                if off + hi <= 0.0 or off + lo > visibility:
+                    continue
+                merge = out.mark_count[i, mark_row] > 0
+                width = tab.mark_width[e]
+                start = max(off + lo, 0.0)
+                if _emit(out, MARKS, tab.mark_type[e], start, tab.mark_color[e], width, merge):
+                    out.mark_count[i, mark_row] += 1
+        nxt = step_lane(la, tab, salt, rec, aligned)
+        if not ended and (nxt < 0 or tab.end_ok[nxt] == 0):
+            end, end_uid, ended = off + length, int(rec), True
+        off += length
+        rec = nxt
+    if not ended or end > visibility:
+        end, end_uid = _INF, -1
+    out.lane_end[i, j] = max(end, 0.0)
+    out.lane_end_uid[i, j] = end_uid
+
+
+@njit_loop
+def observe(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    actors: Actors,
+    rows: IntArray,
+    want: IntArray,
+    visibility: FloatArray,
+    shown: IntArray,
+    out: Out,
+    order: IntArray,
+) -> None:
+    """The driver views of the vehicles in slots ``rows`` (see the module docstring),
+    written to ``out`` by row; ``want`` (bit flags per row) says what each row needs,
+    ``shown`` what each light of the plan shows. Rows are visited in ``order``."""
+    out.cursor[:] = 0
+    for i in order:
+        k = rows[i]
+        w = want[i]
+        full = w == WANT_ALL
+        vis = visibility[i]
+        salt = actors.salt[k]
+        out.visibility[i] = vis
+        out.speed[i] = actors.speed[k]
+        out.accel[i] = actors.accel[k]
+        out.steering[i] = actors.steer[k] * actors.steering_ratio[k]
+        out.collision[i] = actors.collided[k]
+        for j in range(3):
+            out.lane_uid[i, j] = -1
+            out.lane_exists[i, j] = False
+            out.lane_curvature[i, j] = out.lane_width[i, j] = out.lane_end[i, j] = MISSING
+            out.lane_end_uid[i, j] = -1
+            out.sign_start[i, j] = out.light_start[i, j] = out.cursor[0]
+            out.sign_count[i, j] = out.light_count[i, j] = 0
+        for j in range(4):
+            out.mark_start[i, j] = 0
+            out.mark_count[i, j] = 0
+        for j in range(6):
+            out.object_slot[i, j] = out.object_id[i, j] = -1
+            out.object_static[i, j] = False
+            out.object_speed[i, j] = out.object_accel[i, j] = out.object_heading[i, j] = MISSING
+            out.object_length[i, j] = out.object_width[i, j] = out.object_height[i, j] = MISSING
+            out.object_lon[i, j] = out.object_lat[i, j] = MISSING
+        out.lateral[i] = out.heading[i] = MISSING
+        out.boundary_left[i] = out.boundary_right[i] = MISSING
+        out.main_uid[i], out.main_p[i], out.main_side[i] = -1, MISSING, 0
+        u = actors.uid[k]
+        if u < 0 or u >= la.length.shape[0]:
+            continue
+
+        # -- the main lane and the own vehicle ---------------------------------------------
+        half = 0.5 * actors.length[k]
+        h = actors.heading[k]
+        xf = actors.x[k] + half * math.cos(h)
+        yf = actors.y[k] + half * math.sin(h)
+        pc = progress(la, u, actors.s[k])
+        m, pf, lat, side = main_lane(la, tab, salt, u, pc, half, xf, yf)
+        out.main_uid[i], out.main_p[i], out.main_side[i] = m, pf, side
+        lo, hi = bounds(la, m, pf)
+        width = hi - lo
+        _, _, along = pose(la, m, pf)
+        rel = wrap(h - along)
+        out.lateral[i] = lat
+        out.heading[i] = rel
+        corner = 0.5 * actors.width[k] * math.cos(rel)
+        out.boundary_left[i] = 0.5 * width - (lat + corner)
+        out.boundary_right[i] = 0.5 * width + (lat - corner)
+
+        # -- the three lanes at the reference point ------------------------------------------
+        sign = la.sign[m]
+        for j in range(3):
+            y = m if j == EGO else _side(la, m, j == LEFT)
+            if y < 0 or la.sign[y] == 0.0:
+                continue
+            aligned = la.sign[y] == sign
+            q = pf if aligned else la.length[y] - pf
+            ylo, yhi = bounds(la, y, q)
+            out.lane_uid[i, j] = y
+            out.lane_exists[i, j] = True
+            out.lane_width[i, j] = yhi - ylo
+            bend = signed_curvature(la, y, q)
+            out.lane_curvature[i, j] = bend if aligned else -bend
+            if j != EGO and not full:
+                continue
+            signals = 2 if full else (1 if w & WANT_LIGHTS else 0)
+            # Markings: the main lane's left side (row 0) and right side (row 1), the left
+            # lane's left side (row 2), the right lane's right side (row 3).
+            mark_row = -1
+            if full:
+                mark_row = 2 if j == LEFT else (0 if j == EGO else 3)
+            walk_stream(
+                la, tab, salt, y, aligned, q, vis, shown, out, i, j, signals, mark_row,
+                j != RIGHT,
+            )  # fmt: skip
+            if j == EGO and full:
+                walk_stream(la, tab, salt, y, aligned, q, vis, shown, out, i, j, 0, 1, False)
+
+        # -- the objects around ------------------------------------------------------------------
+        if w & (WANT_FRONT | WANT_REAR | WANT_SIDES) == 0:
+            continue
+        e0 = u if side == 0 else _side(la, u, side > 0)
+        if e0 < 0:
+            e0 = u
+        q0 = pc if la.sign[e0] == la.sign[u] else la.length[e0] - pc
+        elo, ehi = bounds(la, e0, q0)
+        centre0 = 0.5 * (elo + ehi)
+        own_lat = sign * (actors.t[k] - centre0)
+        limit = vis + half + REACH_MARGIN
+        for j in range(3):
+            if j == EGO and w & (WANT_FRONT | WANT_REAR) == 0:
+                continue
+            if j != EGO and w & WANT_SIDES == 0:
+                continue
+            x = e0 if j == EGO else _side(la, e0, j == LEFT)
+            if x < 0 or la.sign[x] == 0.0:
+                continue
+            aligned = la.sign[x] == la.sign[e0]
+            q = q0 if aligned else la.length[x] - q0
+            shift = 0.0
+            if j != EGO:
+                xlo, xhi = bounds(la, x, q)
+                shift = sign * (0.5 * (xlo + xhi) - centre0)
+            front, rear = FRONT, REAR
+            if j == LEFT:
+                front, rear = FRONT_LEFT, REAR_LEFT
+            elif j == RIGHT:
+                front, rear = FRONT_RIGHT, REAR_RIGHT
+            if j != EGO or w & WANT_FRONT:
+                found = search_ahead(la, tab, occ, k, salt, x, aligned, q, limit)
+                _object(la, occ, actors, out, i, front, k, found, True, aligned, vis, shift,
+                        own_lat, sign)  # fmt: skip
+            if j != EGO or w & WANT_REAR:
+                found = search_behind(la, tab, occ, k, x, aligned, q, limit, out)
+                _object(la, occ, actors, out, i, rear, k, found, False, aligned, vis, shift,
+                        own_lat, sign)  # fmt: skip

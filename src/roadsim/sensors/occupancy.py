@@ -1,0 +1,190 @@
+"""Who is on which lane: every actor sorted by (lane, progress), once per tick.
+
+`footprints` enters each active actor on a lane in its own lane, at the progress of its
+centre, and in each neighbour lane its footprint reaches into (an actor changing lanes,
+a truck wider than its lane, a box across two lanes). `LaneOccupancy` is the sorted
+result; the compiled look-ups below find the first actor ahead of or behind a progress in
+one lane with a binary search inside the lane's window. The driver sensor
+(`roadsim.sensors.driver`) walks lanes with them, and so, through it, does traffic.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim._jit import njit, njit_leaf
+from roadsim.world.lane_kernels import LaneArrays, bounds, pose, progress
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+class LaneOccupancy(NamedTuple):
+    """Actors on lanes, sorted by (uid, progress), ties in the order they were entered.
+
+    Attributes:
+        slot: Actor slot of each entry.
+        uid: Lane uid of each entry.
+        p: Progress of the actor's centre along that lane record (m).
+        ptr: CSR pointers by lane uid: lane ``u``'s entries are ``ptr[u]:ptr[u + 1]``.
+        reach: Per actor slot, half its extent along its own lane (m): half its length
+            for an actor aligned with the lane, half its width for one standing across.
+    """
+
+    slot: IntArray
+    uid: IntArray
+    p: FloatArray
+    ptr: IntArray
+    reach: FloatArray
+
+
+def footprints(
+    la: LaneArrays,
+    active: BoolArray,
+    uid: IntArray,
+    s: FloatArray,
+    t: FloatArray,
+    heading: FloatArray,
+    length: FloatArray,
+    width: FloatArray,
+) -> LaneOccupancy:
+    """The occupancy of this tick: every active actor on a lane, in its own lane and in
+    the neighbour lanes its footprint overlaps.
+
+    An actor at offset ``o`` from its lane's centre line, at angle ``d`` to the lane,
+    reaches ``0.5 (L |sin d| + W |cos d|)`` to each side; where that passes the lane's
+    edge, the actor is in the neighbour lane on that side too (any lane type, either
+    driving direction), at the same place along the road.
+    """
+    on = np.flatnonzero(active & (uid >= 0) & (uid < la.length.shape[0]))
+    lanes = la.length.shape[0]
+    slot, lane, p, reach = _entries(la, on, uid, s, t, heading, length, width, uid.shape[0])
+    return LaneOccupancy(*sort_entries(lanes, slot, lane, p), reach)
+
+
+@njit
+def _entries(
+    la: LaneArrays,
+    on: IntArray,
+    uid: IntArray,
+    s: FloatArray,
+    t: FloatArray,
+    heading: FloatArray,
+    length: FloatArray,
+    width: FloatArray,
+    capacity: int,
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    n = on.size
+    slot = np.empty(3 * n, dtype=np.int64)
+    lane = np.empty(3 * n, dtype=np.int64)
+    p = np.empty(3 * n)
+    reach = np.zeros(capacity)
+    m = 0
+    for k in on:
+        u = uid[k]
+        q = progress(la, u, s[k])
+        slot[m], lane[m], p[m] = k, u, q
+        m += 1
+        lo, hi = bounds(la, u, q)
+        _, _, along = pose(la, u, q)
+        d = heading[k] - along
+        c, sn = math.fabs(math.cos(d)), math.fabs(math.sin(d))
+        reach[k] = 0.5 * (length[k] * c + width[k] * sn)
+        side = 0.5 * (length[k] * sn + width[k] * c)
+        offset = la.sign[u] * (t[k] - 0.5 * (lo + hi))  # + left of the lane's direction
+        half = 0.5 * (hi - lo)
+        for left in (True, False):
+            over = offset + side > half if left else offset - side < -half
+            other = la.left_uid[u] if left else la.right_uid[u]
+            if over and other >= 0 and la.sign[other] != 0.0:
+                slot[m], lane[m] = k, other
+                p[m] = q if la.sign[other] == la.sign[u] else la.length[other] - q
+                m += 1
+    return slot[:m], lane[:m], p[:m], reach
+
+
+def occupancy(
+    lanes: int, slot: IntArray, uid: IntArray, p: FloatArray, reach: FloatArray
+) -> LaneOccupancy:
+    """The occupancy of ``lanes`` lane uids by entries (slot, uid, p), uid >= 0."""
+    return LaneOccupancy(
+        *sort_entries(
+            lanes,
+            np.ascontiguousarray(slot, dtype=np.int64),
+            np.ascontiguousarray(uid, dtype=np.int64),
+            np.ascontiguousarray(p, dtype=np.float64),
+        ),
+        np.ascontiguousarray(reach, dtype=np.float64),
+    )
+
+
+@njit
+def sort_entries(
+    lanes: int, slot: IntArray, uid: IntArray, p: FloatArray
+) -> tuple[IntArray, IntArray, FloatArray, IntArray]:
+    """Entries sorted by lane (a counting sort), then by progress within each lane (an
+    insertion sort: a lane holds a few dozen actors at most); stable, so equal progress
+    keeps the input order. Returns ``(slot, uid, p, ptr)``."""
+    n = uid.size
+    ptr = np.zeros(lanes + 1, dtype=np.int64)
+    for k in range(n):
+        ptr[uid[k] + 1] += 1
+    for u in range(lanes):
+        ptr[u + 1] += ptr[u]
+    fill = ptr[:-1].copy()
+    out_slot = np.empty(n, dtype=np.int64)
+    out_uid = np.empty(n, dtype=np.int64)
+    out_p = np.empty(n, dtype=np.float64)
+    for k in range(n):
+        u = uid[k]
+        j = fill[u]
+        fill[u] += 1
+        # Insert into the lane's sorted run so far.
+        q = p[k]
+        while j > ptr[u] and out_p[j - 1] > q:
+            out_p[j] = out_p[j - 1]
+            out_slot[j] = out_slot[j - 1]
+            j -= 1
+        out_p[j] = q
+        out_slot[j] = slot[k]
+        out_uid[fill[u] - 1] = u
+    return out_slot, out_uid, out_p, ptr
+
+
+@njit_leaf
+def first_ahead(occ: LaneOccupancy, lane: int, p: float) -> int:
+    """Index of the first entry of ``lane`` with progress > p (-1: none)."""
+    lo, hi = occ.ptr[lane], occ.ptr[lane + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if occ.p[mid] <= p:
+            lo = mid + 1
+        else:
+            hi = mid
+    return int(lo) if lo < occ.ptr[lane + 1] else -1
+
+
+@njit_leaf
+def last_behind(occ: LaneOccupancy, lane: int, p: float) -> int:
+    """Index of the last entry of ``lane`` with progress < p (-1: none)."""
+    lo, hi = occ.ptr[lane], occ.ptr[lane + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if occ.p[mid] < p:
+            lo = mid + 1
+        else:
+            hi = mid
+    return int(lo - 1) if lo > occ.ptr[lane] else -1
+
+
+@njit_leaf
+def rearmost(occ: LaneOccupancy, lane: int) -> int:
+    """Index of the rearmost entry of ``lane`` (-1: empty lane, or lane -1)."""
+    if lane < 0 or occ.ptr[lane + 1] <= occ.ptr[lane]:
+        return -1
+    return int(occ.ptr[lane])
