@@ -9,7 +9,7 @@ import pytest
 
 import roadsim
 from roadsim import _jit
-from roadsim.agents.perception import sort_entries
+from roadsim.sensors.occupancy import sort_entries
 
 
 @pytest.fixture

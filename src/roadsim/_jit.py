@@ -70,6 +70,22 @@ class _UserWideLocator(_PackageStamped, caching.UserWideCacheLocator):
 
 caching.CacheImpl._locator_classes[:0] = [_InTreeLocator, _UserWideLocator]
 
+_load_index: Callable[[Any], Any] = caching.IndexDataCacheFile._load_index
+
+
+def _load_index_or_nothing(self: Any) -> Any:
+    """numba's cache index, or nothing where it cannot be read back: an index pickles the
+    types of the kernel's arguments, and one written by an older roadsim may name a
+    class that has moved since. numba compares the source stamp only after unpickling,
+    so it would raise instead of compiling anew."""
+    try:
+        return _load_index(self)
+    except (ImportError, AttributeError):
+        return {}
+
+
+caching.IndexDataCacheFile._load_index = _load_index_or_nothing  # type: ignore[method-assign]
+
 
 _KERNELS: list[Any] = []  # every dispatcher called from Python, for `kernels_cached`
 

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from scipy.spatial import cKDTree
 
 from roadsim._jit import njit_leaf, njit_loop
-from roadsim.agents.perception import LaneOccupancy, rearmost
+from roadsim.sensors.occupancy import LaneOccupancy, rearmost
 from roadsim.world.lane_kernels import LaneArrays, choose_next
 from roadsim.world.routing import LaneInfo
 

@@ -2,12 +2,14 @@
 
 All vehicles driven by the autopilot are handled together, as arrays. Each tick:
 
-1. *Perception* (`roadsim.agents.perception`): every actor on a lane is sorted by (lane,
-   progress); a vehicle's leader is the next entry in its lane or the first one in the
-   next lanes of its route (up to `HOPS` lane records ahead). A vehicle changing lanes is
-   in both lanes. Stop lines of red and yellow lights, the ends of lanes that drop, and
-   junction entries a vehicle must yield at (`roadsim.agents.junctions`) are standing
-   obstacles in the same search.
+1. *Perception*, through the driver sensor (`roadsim.sensors.driver`): the vehicle ahead
+   in the main lane and along the route, the neighbours ahead and behind in the lanes
+   beside it (for vehicles about to consider a lane change), the lights of the main lane
+   and the distance to its end, all within the sensor's visibility (`VISIBILITY`). A
+   vehicle that signals a lane change (or must merge before a lane drop) is also entered
+   in the lane it moves into, so that the traffic there sees it coming. Red and yellow
+   lights, the ends of lanes that drop, and junction entries a vehicle must yield at
+   (`roadsim.agents.junctions`) are standing obstacles.
 2. *Longitudinal*: IDM toward the nearest obstacle. The desired speed is the lane's limit
    times the vehicle's factor, lowered ahead of curves so that the lateral acceleration
    stays below `roadsim.world.lane_table.LATERAL_ACCEL`.
@@ -30,7 +32,6 @@ import numpy.typing as npt
 
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.junctions import JunctionGate
-from roadsim.agents.perception import LaneOccupancy, leaders, sort_entries
 from roadsim.agents.traffic_kernels import (
     CHANGE_COOLDOWN,
     HOPS,
@@ -41,12 +42,15 @@ from roadsim.agents.traffic_kernels import (
     decide,
     perceive,
     prepare,
+    routes,
     steering,
 )
+from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
+from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT
 from roadsim.world.lane_kernels import by_lane
 from roadsim.world.routing import LANE_DROP, LaneInfo
 from roadsim.world.state import WorldState
-from roadsim.world.traffic_lights import TrafficLightPlan
+from roadsim.world.traffic_lights import NON_VEHICLE_LIGHT_TYPES, TrafficLightPlan
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -54,6 +58,7 @@ UIntArray = npt.NDArray[np.uint64]
 BoolArray = npt.NDArray[np.bool_]
 
 _THROUGH_TYPES = frozenset({"driving", "bidirectional"})  # lanes open to lane changes
+VISIBILITY = DEFAULT_VISIBILITY  # m: how far traffic drivers see
 
 
 @dataclass
@@ -72,11 +77,22 @@ class TrafficModel:
     Args:
         info: The lane tables of the network.
         lights: The traffic-light plan (may have no signals).
+        sensor: The driver sensor the vehicles perceive through.
     """
 
-    def __init__(self, info: LaneInfo, lights: TrafficLightPlan) -> None:
+    def __init__(self, info: LaneInfo, lights: TrafficLightPlan, sensor: DriverSensor) -> None:
         self.info = info
         self.lights = lights
+        self.sensor = sensor
+        table = sensor.signals
+        # The lights traffic stops at: for vehicles (the sensor lists them all).
+        self.stops: IntArray = np.array(
+            [
+                bool(light) and kind not in NON_VEHICLE_LIGHT_TYPES
+                for light, kind in zip(sensor.tables.sig_light, table.type, strict=True)
+            ],
+            dtype=np.int64,
+        )
         # Per lane: progress of its first stop line, and the light that governs it (columns
         # of the lane tables, read with the lane's other fields).
         self.stop_p, self.stop_signal = info.arrays.stop_p, info.arrays.stop_signal
@@ -122,14 +138,16 @@ class TrafficModel:
         a junction it was not let into."""
         info = self.info
         me = idx[state.uid[idx] >= 0]
-        on = np.flatnonzero(state.active & (state.uid >= 0))
-        occ = LaneOccupancy(
-            *sort_entries(info.n, on, state.uid[on], info.progress(state.uid[on], state.s[on]))
-        )
         uid = state.uid[me]
         p = info.progress(uid, state.s[me])
         half_all = 0.5 * state.length
-        gap, _, route, _ = leaders(occ, info.arrays, me, uid, p, salt, half_all, state.speed, HOPS)
+        sensor = self.sensor
+        seen = sensor.observe(
+            sensor.actors(state, salt), sensor.occupancy(state), me, 0.0, want=WANT_FRONT,
+            visibility=VISIBILITY,
+        )  # fmt: skip
+        gap = np.where(seen.object_slot[:, FRONT] >= 0, seen.object_lon[:, FRONT], np.inf)
+        route = routes(info.arrays, uid, salt[me], HOPS)
         drivers = _drivers(params, salt, np.zeros(state.capacity))
         min_gap, headway = drivers.min_gap[me], drivers.time_headway[me]
         calm = np.maximum(gap - min_gap, 0.0) / headway
@@ -191,40 +209,31 @@ class TrafficModel:
             half_length=0.5 * state.length,
             width=state.width,
         )
-        # -- perception ----------------------------------------------------------------------------
+        # -- what each vehicle is about to do, and what it sees ----------------------------------
         n = me.size
         uid = state.uid[me]
-        on = np.flatnonzero(state.active & (state.uid >= 0))
         p, target, extra = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-        p_on, over = np.empty(on.size), np.empty(on.size, dtype=np.int64)
+        may_change, want = np.empty(n, dtype=bool), np.empty(n, dtype=np.int64)
         order = by_lane(uid, info.n)  # rows visited in lane order: see `by_lane`
         envelope_sq, curvature = np.empty(n), np.empty(n)
         prepare(
-            la, actors, salt, me, self.target_uid, self.merge_into, on, p, target, extra, p_on,
-            over, order, by_lane(state.uid[on], info.n), envelope_sq, curvature,
+            la, actors, salt, me, self.target_uid, self.merge_into, self.change_timer,
+            round(time / dt) + 1, dt, p, target, extra, may_change, want, order, envelope_sq,
+            curvature,
         )  # fmt: skip
         planned = target.copy()
-        # In a second lane too: the target of a change, or the lane a drop merges into.
-        merging = (extra >= 0) & (target == uid)
-        changing = (extra >= 0) & ~merging
-        straddling = over >= 0
-        occ = LaneOccupancy(
-            *sort_entries(
-                info.n,
-                np.concatenate((on, me[changing], me[merging], on[straddling])),
-                np.concatenate((state.uid[on], extra[changing], extra[merging], over[straddling])),
-                np.concatenate((p_on, p[changing], p[merging], p_on[straddling])),
-            )
-        )
-        shown = (
-            self.lights.state(time).astype(np.int64)
-            if self.lights.signals
-            else np.zeros(0, dtype=np.int64)
+        # Vehicles signalling a change, or merging before a lane drop, are seen in the lane
+        # they move into too.
+        signals = extra >= 0
+        sensor = self.sensor
+        occ = sensor.occupancy(state, (me[signals], extra[signals], p[signals]))
+        view = sensor.observe(
+            sensor.actors(state, salt), occ, me, time, want=want, visibility=VISIBILITY
         )
         seen = Perceived.empty(n)
         perceive(
-            la, occ, actors, drivers, me, p, target, self.gate.granted, shown, seen, order,
-        )  # fmt: skip
+            la, view, actors, drivers, me, p, target, self.gate.granted, self.stops, seen, order
+        )
         gate = self.gate.gaps(
             me, seen.lanes, seen.start, seen.stop_distance, seen.gap, seen.ahead_goes,
             seen.obstacle, occ, actors.half_length, salt, state.speed, dt,
@@ -233,10 +242,10 @@ class TrafficModel:
         # -- longitudinal, lateral, steering -------------------------------------------------------
         a, best = np.empty(n), np.empty(n, dtype=np.int64)
         decide(
-            la, occ, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
-            seen.lead_v, np.minimum(seen.obstacle, gate), envelope_sq, self.change_timer,
+            la, view, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
+            seen.lead_v, np.minimum(seen.obstacle, gate), envelope_sq, may_change,
             self.through_lane, float(params.politeness), bool(params.keep_right),
-            float(params.idm.delta), round(time / dt) + 1, dt, seen.spare, a, best, order,
+            float(params.idm.delta), a, best, order,
         )  # fmt: skip
         changed = np.flatnonzero(best != target)
         changed = changed[clear_of_each_other(best[changed], p[changed], actors.half_length[me[changed]])]

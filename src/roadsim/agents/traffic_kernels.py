@@ -1,10 +1,12 @@
 """The traffic model's per-vehicle passes, compiled (see `roadsim.agents.traffic`).
 
-A tick of the autopilot is four calls: `prepare` (lane-change targets and the lane
-occupancy), `perceive` (leaders, the route ahead, stop lines and lane drops), the junction
-gate (`roadsim.agents.junctions`, the only pass where vehicles wait on each other), and
-`decide` (IDM, MOBIL, lane keeping). Each loops over the vehicles once; the constants and
-the reasons for them are in `roadsim.agents.traffic`.
+A tick of the autopilot is `prepare` (lane-change targets, and what each vehicle needs to
+see), the driver sensor (`roadsim.sensors.driver_kernels.observe`: leaders, neighbours,
+lights and the end of the lane), `perceive` (the route ahead and the standing obstacles,
+from the sensor's results), the junction gate (`roadsim.agents.junctions`, the only pass
+where vehicles wait on each other), `decide` (IDM and MOBIL) and `steering`. Each loops
+over the vehicles once; the constants and the reasons for them are in
+`roadsim.agents.traffic`.
 """
 
 from __future__ import annotations
@@ -15,9 +17,23 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._jit import njit_leaf, njit_loop
+from roadsim._jit import njit, njit_leaf, njit_loop
 from roadsim.agents.idm import idm_accel_one
-from roadsim.agents.perception import LaneOccupancy, follower_of, leader_of
+from roadsim.sensors.driver_kernels import (
+    EGO,
+    FRONT,
+    FRONT_LEFT,
+    FRONT_RIGHT,
+    LEFT,
+    REAR,
+    REAR_LEFT,
+    REAR_RIGHT,
+    RIGHT,
+    WANT_FRONT,
+    WANT_LIGHTS,
+    WANT_SIDES,
+    Out,
+)
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -36,7 +52,7 @@ IntArray = npt.NDArray[np.int64]
 UIntArray = npt.NDArray[np.uint64]
 BoolArray = npt.NDArray[np.bool_]
 
-HOPS = 3  # lane records searched ahead for leaders and stop lines
+HOPS = 3  # lane records of the route ahead the junction gate and the speed envelope read
 TRACK_MIN = 4.0  # m, lane keeping: distance over which an error is corrected, at least
 TRACK_TIME = 0.8  # s of driving over which an error is corrected
 TRACK_PREVIEW = 0.15  # s ahead where the lane's curvature is read
@@ -51,7 +67,6 @@ FORCED_BONUS = 10.0  # m/s^2 added to the incentive of a forced change
 MERGE_RANGE = 60.0  # m before the end of a dropping lane where a vehicle asks to merge
 DECIDE_EVERY = 4  # ticks between two lane-change decisions of one vehicle
 WIDTH_MARGIN = 0.5  # m a lane must be wider than a vehicle changing into it
-EDGE_TOLERANCE = 0.2  # m an actor may reach over its lane's edge unseen by the next lane
 ABORT_GAP = 1.0  # m: a change is given up when the gap ahead in the target lane is smaller
 
 _INF = np.inf
@@ -97,7 +112,6 @@ class Perceived(NamedTuple):
         obstacle: Gap to the nearest red or yellow stop line or lane drop (inf: none).
         stop_distance: Distance to stop comfortably (m).
         ahead_goes: The vehicle ahead has been let into a junction or is in one.
-        spare: Scratch space.
     """
 
     gap: FloatArray
@@ -107,14 +121,12 @@ class Perceived(NamedTuple):
     obstacle: FloatArray
     stop_distance: FloatArray
     ahead_goes: BoolArray
-    spare: IntArray
 
     @classmethod
     def empty(cls, n: int) -> Perceived:
         return cls(
             np.empty(n), np.empty(n), np.empty((n, 1 + HOPS), dtype=np.int64),
             np.empty((n, 1 + HOPS)), np.empty(n), np.empty(n), np.empty(n, dtype=np.bool_),
-            np.empty(HOPS, dtype=np.int64),
         )  # fmt: skip
 
 
@@ -133,20 +145,6 @@ def carry_target(la: LaneArrays, target: int, uid: int, salt: np.uint64) -> int:
     return uid
 
 
-@njit_leaf
-def straddled(la: LaneArrays, uid: int, p: float, t: float, width: float) -> int:
-    """The neighbour lane (same direction) an actor at (p, t) on ``uid`` reaches into
-    over its lane's edge, or -1."""
-    lo, hi = bounds(la, uid, p)
-    offset = la.sign[uid] * (t - 0.5 * (lo + hi))  # positive: left of driving direction
-    side = la.left_uid[uid] if offset > 0.0 else la.right_uid[uid]
-    if side < 0 or not la.drivable[side] or la.sign[side] != la.sign[uid]:
-        return -1
-    if abs(offset) + 0.5 * width > 0.5 * (hi - lo) + EDGE_TOLERANCE:
-        return int(side)
-    return -1
-
-
 @njit_loop
 def prepare(
     la: LaneArrays,
@@ -155,25 +153,27 @@ def prepare(
     me: IntArray,
     target_uid: IntArray,
     merge_into: IntArray,
-    on: IntArray,
+    change_timer: FloatArray,
+    tick: int,
+    dt: float,
     p: FloatArray,
     target: IntArray,
     extra_lane: IntArray,
-    p_on: FloatArray,
-    over: IntArray,
+    may_change: BoolArray,
+    want: IntArray,
     order: IntArray,
-    on_order: IntArray,
     envelope_sq: FloatArray,
     curvature: FloatArray,
 ) -> None:
-    """What the occupancy of this tick is made of (outputs by row, written in place;
-    rows visited in ``order`` and ``on_order``, see `roadsim.world.lane_kernels.by_lane`).
+    """What each vehicle ``me`` is about to do, and so needs to see (outputs by row,
+    written in place; rows visited in ``order``, see `roadsim.world.lane_kernels.by_lane`).
 
-    For the vehicles ``me``: progress ``p``, lane-change ``target`` and the other lane
-    each shows itself in (``extra_lane``, -1: none): a vehicle changing lanes is in its
-    target lane too; one that must leave a lane that drops shows itself in the lane it
-    merges into (a zipper). For the actors on lanes ``on``: progress ``p_on`` and the
-    neighbour lane ``over`` whose edge their body reaches over (-1: none).
+    Progress ``p``, lane-change ``target``, and the lane the vehicle signals it moves into
+    (``extra_lane``, -1: none): the target of a change, or, before the end of a lane that
+    drops, the lane it merges into (a zipper). Whether it may consider a lane change this
+    tick (``may_change``; the lane-change timers, by slot, are counted down here) and so
+    ``want`` (the driver sensor's flags): the vehicle ahead and the lights always, the
+    neighbour lanes when it changes or may change lanes.
 
     While each vehicle's lane samples are at hand, it also reads the squared speed
     envelope of its lane at p (``envelope_sq``, for `decide`) and the lane-keeping
@@ -192,11 +192,59 @@ def prepare(
             extra_lane[i] = merge_into[u]
         envelope_sq[i] = curve_speed_sq(la, u, p[i])
         curvature[i] = _track(la, target[i], p[i], actors, k)
-    for j in on_order:
-        k = on[j]
-        u = actors.uid[k]
-        p_on[j] = progress(la, u, actors.s[k])
-        over[j] = straddled(la, u, p_on[j], actors.t[k], actors.width[k])
+        change_timer[k] = max(change_timer[k] - dt, 0.0)
+        may_change[i] = _may_change(la, k, u, p[i], target[i], change_timer, tick)
+        want[i] = WANT_FRONT | WANT_LIGHTS
+        if may_change[i] or target[i] != u:
+            want[i] |= WANT_SIDES
+
+
+@njit
+def routes(la: LaneArrays, uid: IntArray, salt: UIntArray, hops: int) -> IntArray:
+    """The next ``hops`` lanes of the route from each lane ``uid`` (-1 past its end),
+    shape (N, hops); ``salt`` by row."""
+    out = np.full((uid.size, hops), -1, dtype=np.int64)
+    for i in range(uid.size):
+        cur = uid[i]
+        for h in range(hops):
+            cur = choose_next(la, salt[i], cur)
+            out[i, h] = cur
+    return out
+
+
+# -- what the driver sensor saw ------------------------------------------------------------------
+
+
+@njit_leaf
+def own_lane(seen: Out, i: int) -> int:
+    """The sensor's lane index (LEFT, EGO, RIGHT) of the lane the vehicle's centre is on:
+    the main lane, unless the vehicle's front is already over in a neighbour lane."""
+    side = seen.main_side[i]
+    return EGO if side == 0 else (RIGHT if side > 0 else LEFT)
+
+
+@njit_leaf
+def front_in(seen: Out, speed: FloatArray, i: int, j: int) -> tuple[float, float, int]:
+    """``(gap, speed, slot)`` of the object ahead in sensor lane j (inf, 0, -1: none)."""
+    if j < 0 or j > 2:
+        return _INF, 0.0, -1
+    column = FRONT if j == EGO else (FRONT_LEFT if j == LEFT else FRONT_RIGHT)
+    o = seen.object_slot[i, column]
+    if o < 0:
+        return _INF, 0.0, -1
+    return float(seen.object_lon[i, column]), float(speed[o]), int(o)
+
+
+@njit_leaf
+def rear_in(seen: Out, i: int, j: int) -> tuple[float, int]:
+    """``(gap >= 0, slot)`` of the object behind in sensor lane j (inf, -1: none)."""
+    if j < 0 or j > 2:
+        return _INF, -1
+    column = REAR if j == EGO else (REAR_LEFT if j == LEFT else REAR_RIGHT)
+    o = seen.object_slot[i, column]
+    if o < 0:
+        return _INF, -1
+    return float(-seen.object_lon[i, column]), int(o)
 
 
 # -- perceive ---------------------------------------------------------------------------------------
@@ -205,18 +253,20 @@ def prepare(
 @njit_loop
 def perceive(
     la: LaneArrays,
-    occ: LaneOccupancy,
+    seen: Out,
     actors: Actors,
     drivers: Drivers,
     me: IntArray,
     p: FloatArray,
     target: IntArray,
     granted: BoolArray,
-    shown: IntArray,
+    stops: IntArray,
     out: Perceived,
     order: IntArray,
 ) -> None:
-    """Leaders, the route ahead and the standing obstacles of the vehicles ``me``.
+    """The leader, the route ahead and the standing obstacles of the vehicles ``me``,
+    from what their driver sensor saw (``seen``, by row; ``stops``: 1 for each signal of
+    the sensor's table that is a light traffic stops at).
 
     A vehicle changing lanes keeps the nearer of its two leaders, and gives the change up
     (``target`` becomes its own lane, in place) when its target lane has no room left.
@@ -225,17 +275,20 @@ def perceive(
     """
     gap, lead_v, lanes, start = out.gap, out.lead_v, out.lanes, out.start
     half_all, speed = actors.half_length, actors.speed
-    spare = out.spare
     for i in order:
         k = me[i]
         u = actors.uid[k]
         salt = drivers.salt[k]
-        lanes[i, :] = -1
-        lanes[i, 0] = u
-        g, lv, ahead = leader_of(occ, la, k, u, p[i], salt, half_all, speed, lanes[i, 1:])
+        lanes[i, 0] = cur = u
+        for h in range(1, 1 + HOPS):
+            cur = choose_next(la, salt, cur)
+            lanes[i, h] = cur
+        own = own_lane(seen, i)
+        g, lv, ahead = front_in(seen, speed, i, own)
         changing = target[i] != u
         if changing:
-            g2, v2, _ = leader_of(occ, la, k, target[i], p[i], salt, half_all, speed, spare)
+            toward = own - 1 if target[i] == la.left_uid[u] else own + 1
+            g2, v2, _ = front_in(seen, speed, i, toward)
             if g2 < ABORT_GAP:  # no room left in the target lane: stay in the lane
                 target[i] = u
                 changing = False
@@ -254,23 +307,22 @@ def perceive(
         stop = v * v / (2.0 * drivers.comfort_decel[k])
         out.stop_distance[i] = stop
         nearest = _INF
-        for h in range(1 + HOPS):
-            lane = lanes[i, h]
-            if lane < 0:
-                break
-            # Red lights, and yellow ones where there is room to stop.
-            signal = la.stop_signal[lane]
-            if shown.size and signal >= 0:
-                d = start[i, h] + la.stop_p[lane]
-                colour = shown[signal]
-                if d > -0.5 and (colour == RED or (colour == YELLOW and d > stop)):
-                    nearest = min(nearest, d)
-            # The end of a lane that drops (a vehicle already moving over into the next
-            # lane may use the whole of its own).
-            last = h == HOPS or lanes[i, h + 1] < 0
-            if last and la.end_kind[lane] == LANE_DROP:
-                usable = la.length[lane] if h == 0 and changing else la.usable[lane]
-                nearest = min(nearest, start[i, h] + usable)
+        # Red lights of the main lane, and yellow ones where there is room to stop.
+        first = seen.light_start[i, EGO]
+        for e in range(first, first + seen.light_count[i, EGO]):
+            if stops[seen.light_signal[e]] == 0:
+                continue
+            d, colour = seen.light_distance[e], seen.light_state[e]
+            if colour == RED or (colour == YELLOW and d > stop):
+                nearest = min(nearest, d)
+        # The end of a lane that drops (a vehicle already moving over into the next lane
+        # may use the whole of its own).
+        last = seen.lane_end_uid[i, EGO]
+        if last >= 0 and la.end_kind[last] == LANE_DROP:
+            end = seen.lane_end[i, EGO]
+            if not (changing and last == u):
+                end -= la.length[last] - la.usable[last]
+            nearest = min(nearest, end)
         out.obstacle[i] = nearest
 
 
@@ -280,7 +332,7 @@ def perceive(
 @njit_loop
 def decide(
     la: LaneArrays,
-    occ: LaneOccupancy,
+    seen: Out,
     actors: Actors,
     drivers: Drivers,
     me: IntArray,
@@ -292,27 +344,23 @@ def decide(
     lead_v: FloatArray,
     obstacle: FloatArray,
     envelope_sq: FloatArray,
-    change_timer: FloatArray,
+    may_change: BoolArray,
     through_lane: BoolArray,
     politeness: float,
     keep_right: bool,
     delta: float,
-    tick: int,
-    dt: float,
-    scratch: IntArray,
     accel: FloatArray,
     best: IntArray,
     order: IntArray,
 ) -> None:
     """IDM and MOBIL for each vehicle: writes the acceleration and the lane chosen
-    (``best``, its ``target`` where it stays) by row, and counts the lane-change timers
-    down (by slot).
+    (``best``, its ``target`` where it stays) by row.
 
     IDM drives toward the nearer of the leader and the standing ``obstacle`` (the
     junction gate's included) at the desired speed: the limit times the driver's factor,
     lowered for the curves ahead (the own lane's ``envelope_sq`` here, the next lanes'
-    at their start, reached braking). ``tick`` is the tick being computed, counted from
-    1; ``scratch`` holds one lane.
+    at their start, reached braking). MOBIL weighs the rows that ``may_change`` with the
+    neighbours their driver sensor saw (``seen``).
     """
     for i in order:
         k = me[i]
@@ -329,13 +377,11 @@ def decide(
                 v_sq = min(v_sq, ahead)
         v0 = min(la.speed_limit[u] * drivers.speed_factor[k], math.sqrt(v_sq))
         accel[i] = _idm(drivers, k, actors.speed[k], v0, g, lv, delta)
-
-        change_timer[k] = max(change_timer[k] - dt, 0.0)
         best[i] = target[i]
-        if _may_change(la, k, u, p[i], target[i], change_timer, tick):
+        if may_change[i] and target[i] == u:
             best[i] = _mobil(
-                la, occ, actors, drivers, k, u, p[i], v0, accel[i], target[i], through_lane,
-                politeness, keep_right, delta, scratch,
+                la, seen, actors, drivers, i, k, u, p[i], v0, accel[i], target[i],
+                through_lane, politeness, keep_right, delta,
             )  # fmt: skip
 
 
@@ -390,9 +436,10 @@ def _may_change(
 @njit_leaf
 def _mobil(
     la: LaneArrays,
-    occ: LaneOccupancy,
+    seen: Out,
     actors: Actors,
     drivers: Drivers,
+    i: int,
     k: int,
     u: int,
     p: float,
@@ -403,14 +450,14 @@ def _mobil(
     politeness: float,
     keep_right: bool,
     delta: float,
-    no_route: IntArray,
 ) -> int:
-    """MOBIL (Kesting, Treiber, Helbing 2007): the lane the vehicle in slot k changes to
-    (``target`` to stay). ``no_route`` is scratch space for one lane."""
+    """MOBIL (Kesting, Treiber, Helbing 2007): the lane the vehicle in slot k (row i of
+    ``seen``) changes to (``target`` to stay)."""
     forced = la.drop_at[u] - p < FORCED_RANGE
     half = actors.half_length[k]
     v = actors.speed[k]
     best, best_gain = target, -_INF
+    own = own_lane(seen, i)
     for right in (False, True):
         cand = la.right_uid[u] if right else la.left_uid[u]
         if cand < 0 or not la.drivable[cand] or la.sign[cand] != la.sign[u]:
@@ -427,11 +474,10 @@ def _mobil(
         # Entry, exit and ramp lanes are for traffic that needs them, not for overtaking.
         if not (forced or through_lane[cand]):
             continue
-        # Neighbours share the section: progress is the same coordinate in both.
-        g_lead, v_lead, _ = leader_of(
-            occ, la, k, cand, p, drivers.salt[k], actors.half_length, actors.speed, no_route
-        )
-        g_follow, follow = follower_of(occ, la, cand, p, half, actors.half_length)
+        # The neighbours the driver sensor saw in that lane.
+        side = own + 1 if right else own - 1
+        g_lead, v_lead, _ = front_in(seen, actors.speed, i, side)
+        g_follow, follow = rear_in(seen, i, side)
         a_new = _idm(drivers, k, v, v0, g_lead, v_lead, delta)
         safe = g_lead > 1.0 and g_follow > 1.0
         gain = a_new - a_now

@@ -96,8 +96,11 @@ class DriverSensor:
 
     # -- per tick -------------------------------------------------------------------------------
 
-    def occupancy(self, state: WorldState) -> LaneOccupancy:
-        """Every active actor on the lanes its footprint overlaps, sorted."""
+    def occupancy(
+        self, state: WorldState, extra: tuple[IntArray, IntArray, FloatArray] | None = None
+    ) -> LaneOccupancy:
+        """Every active actor on the lanes its footprint overlaps, sorted (``extra``: see
+        `roadsim.sensors.occupancy.footprints`)."""
         return footprints(
             self.info.arrays,
             state.active,
@@ -107,6 +110,7 @@ class DriverSensor:
             state.heading,
             state.length,
             state.width,
+            extra,
         )
 
     def actors(self, state: WorldState, salt: UIntArray) -> Actors:

@@ -52,6 +52,7 @@ def footprints(
     heading: FloatArray,
     length: FloatArray,
     width: FloatArray,
+    extra: tuple[IntArray, IntArray, FloatArray] | None = None,
 ) -> LaneOccupancy:
     """The occupancy of this tick: every active actor on a lane, in its own lane and in
     the neighbour lanes its footprint overlaps.
@@ -60,10 +61,17 @@ def footprints(
     reaches ``0.5 (L |sin d| + W |cos d|)`` to each side; where that passes the lane's
     edge, the actor is in the neighbour lane on that side too (any lane type, either
     driving direction), at the same place along the road.
+
+    ``extra`` entries (slot, lane, progress) are added as they are: the traffic model
+    enters vehicles that signal a lane change in the lane they are moving into.
     """
     on = np.flatnonzero(active & (uid >= 0) & (uid < la.length.shape[0]))
     lanes = la.length.shape[0]
     slot, lane, p, reach = _entries(la, on, uid, s, t, heading, length, width, uid.shape[0])
+    if extra is not None and extra[0].size:
+        slot = np.concatenate((slot, extra[0]))
+        lane = np.concatenate((lane, extra[1]))
+        p = np.concatenate((p, extra[2]))
     return LaneOccupancy(*sort_entries(lanes, slot, lane, p), reach)
 
 

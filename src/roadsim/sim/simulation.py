@@ -121,8 +121,8 @@ class Simulation:
 
         self.info = LaneInfo(self.net)
         self.lights = TrafficLightPlan.from_network(self.net)
-        self.traffic = TrafficModel(self.info, self.lights)
         self.driver = DriverSensor(self.info, self.lights, MODEL_NAMES)
+        self.traffic = TrafficModel(self.info, self.lights, self.driver)
         built = WorldBuilder(self.net, self.info, scenario).build()
         self.state: WorldState = built.state
         self.ego_slot: int | None = built.ego_slot

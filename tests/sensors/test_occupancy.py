@@ -1,0 +1,124 @@
+"""The lane occupancy and the driver sensor's searches, against plain-Python references."""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+import pytest
+
+import roadsim
+from roadsim.sensors.driver import DriverSensor
+from roadsim.sensors.driver_kernels import Out, search_ahead, search_behind, step_lane
+from roadsim.sensors.occupancy import LaneOccupancy, occupancy
+from roadsim.sim.build import MODEL_NAMES
+from roadsim.world.lane_kernels import by_lane
+from roadsim.world.routing import LaneInfo
+from roadsim.world.traffic_lights import TrafficLightPlan
+
+MAP = "tests/data/opendrive/maps/libOpenDRIVE/test.xodr"
+
+
+@pytest.fixture(scope="module")
+def info() -> LaneInfo:
+    return LaneInfo(roadsim.load_map(MAP).prepare())
+
+
+def test_occupancy_sorts_by_lane_then_progress_keeping_the_order_of_ties() -> None:
+    rng = np.random.default_rng(0)
+    uid = rng.integers(0, 50, 3000)
+    p = rng.integers(0, 40, 3000).astype(float)  # many equal progresses
+    slot = np.arange(3000)
+    occ = occupancy(60, slot, uid, p, np.zeros(3000))
+    order = np.lexsort((p, uid))  # lexsort is stable: ties keep the input order
+    assert np.array_equal(occ.slot, slot[order])
+    assert np.array_equal(occ.uid, uid[order])
+    assert np.array_equal(occ.p, p[order])
+    assert np.array_equal(occ.ptr, np.concatenate(([0], np.cumsum(np.bincount(uid, minlength=60)))))
+
+
+def test_by_lane_is_a_stable_sort_by_lane_with_unknown_lanes_first() -> None:
+    uid = np.random.default_rng(1).integers(-1, 32, 500)  # -1, 30 and 31: not lanes
+    key = np.where((uid >= 0) & (uid < 30), uid, -1)
+    assert np.array_equal(by_lane(uid, 30), np.argsort(key, kind="stable"))
+
+
+def _ahead_reference(
+    occ: LaneOccupancy, sensor: DriverSensor, me: int, lane: int, q: float, salt: np.uint64,
+    limit: float,
+) -> tuple[int, float]:  # fmt: skip
+    """The first entry ahead of q in the lane, else the rearmost of the next lanes of the
+    route (along the lane's driving direction) that is not the vehicle itself."""
+    la, tab = sensor.info.arrays, sensor.tables
+    entries = [e for e in range(occ.ptr[lane], occ.ptr[lane + 1]) if occ.slot[e] != me]
+    ahead = [e for e in entries if occ.p[e] > q]
+    if ahead:
+        return int(occ.slot[ahead[0]]), float(occ.p[ahead[0]] - q)
+    offset, cur = la.length[lane] - q, lane
+    while offset <= limit:
+        cur = step_lane(la, tab, salt, cur, True)
+        if cur < 0:
+            break
+        others = [e for e in range(occ.ptr[cur], occ.ptr[cur + 1]) if occ.slot[e] != me]
+        if others:
+            return int(occ.slot[others[0]]), float(offset + occ.p[others[0]])
+        offset += la.length[cur]
+    return -1, np.inf
+
+
+def _behind_reference(
+    occ: LaneOccupancy, sensor: DriverSensor, me: int, lane: int, q: float, limit: float
+) -> float:
+    """Distance to the nearest entry at or behind q, over every chain of predecessors
+    (Dijkstra); inf for none within the limit."""
+    la, graph = sensor.info.arrays, sensor.info.net.graph
+    back = [e for e in range(occ.ptr[lane], occ.ptr[lane + 1]) if occ.slot[e] != me]
+    back = [e for e in back if occ.p[e] <= q]
+    if back:
+        return float(q - occ.p[back[-1]])
+
+    def preds(u: int) -> list[int]:
+        if la.drivable[u]:
+            return la.prev_idx[la.prev_ptr[u] : la.prev_ptr[u + 1]].tolist()  # type: ignore[no-any-return]
+        return graph.pred_idx[graph.pred_ptr[u] : graph.pred_ptr[u + 1]].tolist()  # type: ignore[no-any-return]
+
+    heap = [(q, v) for v in preds(lane)]
+    heapq.heapify(heap)
+    best = np.inf
+    while heap:
+        off, v = heapq.heappop(heap)
+        if off > limit or off >= best:
+            continue
+        here = [e for e in range(occ.ptr[v], occ.ptr[v + 1]) if occ.slot[e] != me]
+        if here:
+            best = min(best, off + la.length[v] - occ.p[here[-1]])
+            continue
+        for w in preds(v):
+            heapq.heappush(heap, (off + la.length[v], w))
+    return best
+
+
+def test_searches_ahead_and_behind_match_the_references(info: LaneInfo) -> None:
+    sensor = DriverSensor(info, TrafficLightPlan.from_network(info.net), MODEL_NAMES)
+    la, tab = info.arrays, sensor.tables
+    rng = np.random.default_rng(2)
+    lanes = np.flatnonzero(info.drivable)
+    n = 400
+    uid = rng.choice(lanes, n)
+    p = rng.uniform(0.0, 1.0, n) * info.length[uid]
+    salt = rng.integers(0, 2**63 - 1, n).astype(np.uint64)
+    occ = occupancy(info.n, np.arange(n), uid, p, np.zeros(n))
+    scratch = Out.empty(1, 1, 1, 1)
+    limit = 150.0
+    found_ahead = found_behind = 0
+    for i in range(n):
+        lane, q = int(uid[i]), float(p[i])
+        slot, d, _, _ = search_ahead(la, tab, occ, i, salt[i], lane, True, q, limit)
+        want_slot, want_d = _ahead_reference(occ, sensor, i, lane, q, salt[i], limit)
+        assert (slot, d) == (want_slot, pytest.approx(want_d, abs=1e-9))
+        found_ahead += slot >= 0
+        slot, d, _, _ = search_behind(la, tab, occ, i, lane, True, q, limit, scratch)
+        assert d == pytest.approx(_behind_reference(occ, sensor, i, lane, q, limit), abs=1e-9)
+        found_behind += slot >= 0
+    # The test sees objects in the lane and along the lanes ahead and behind.
+    assert found_ahead > n // 4 and found_behind > n // 4
