@@ -46,7 +46,7 @@ from roadsim.agents.traffic_kernels import (
     steering,
 )
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
-from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT
+from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT, Out
 from roadsim.world.lane_kernels import by_lane
 from roadsim.world.routing import LANE_DROP, LaneInfo
 from roadsim.world.state import WorldState
@@ -105,12 +105,14 @@ class TrafficModel:
             first = np.concatenate(([True], su[1:] != su[:-1]))
             self.stop_p[su[first]] = sp[first]
             self.stop_signal[su[first]] = sig[first]
+        self.light_ahead = _light_ahead(info, self.stop_p)
         self.gate = JunctionGate(info)
         self.merge_into = _merge_lanes(info)
         self.through_lane = np.array(
             [name in _THROUGH_TYPES for name in info.net.lanes.type_name], dtype=bool
         )
         self.change_timer: FloatArray = np.zeros(0)
+        self._seen: Out | None = None  # the sensor's results, reused from tick to tick
         self.target_uid: IntArray = np.zeros(0, dtype=np.int64)
 
     def resize(self, capacity: int) -> None:
@@ -218,8 +220,8 @@ class TrafficModel:
         envelope_sq, curvature = np.empty(n), np.empty(n)
         prepare(
             la, actors, salt, me, self.target_uid, self.merge_into, self.change_timer,
-            round(time / dt) + 1, dt, p, target, extra, may_change, want, order, envelope_sq,
-            curvature,
+            round(time / dt) + 1, dt, p, target, extra, may_change, want, self.light_ahead,
+            VISIBILITY, order, envelope_sq, curvature,
         )  # fmt: skip
         planned = target.copy()
         # Vehicles signalling a change, or merging before a lane drop, are seen in the lane
@@ -227,9 +229,10 @@ class TrafficModel:
         signals = extra >= 0
         sensor = self.sensor
         occ = sensor.occupancy(state, (me[signals], extra[signals], p[signals]))
-        view = sensor.observe(
-            sensor.actors(state, salt), occ, me, time, want=want, visibility=VISIBILITY
-        )
+        view = self._seen = sensor.observe(
+            sensor.actors(state, salt), occ, me, time, want=want, visibility=VISIBILITY,
+            out=self._seen,
+        )  # fmt: skip
         seen = Perceived.empty(n)
         perceive(
             la, view, actors, drivers, me, p, target, self.gate.granted, self.stops, seen, order
@@ -278,6 +281,17 @@ def _drivers(params: TrafficParams, salt: UIntArray, wheelbase: FloatArray) -> D
         salt=salt,
         wheelbase=per_slot(wheelbase),
     )
+
+
+def _light_ahead(info: LaneInfo, stop_p: FloatArray, hops: int = 12) -> FloatArray:
+    """Per lane, the distance from its start to the nearest stop line of a light on it or
+    on the lanes after it (any branch, up to ``hops`` lanes on; inf: none)."""
+    src = np.repeat(np.arange(info.n, dtype=np.int64), info.next_count)
+    dst = info.next_idx
+    out = stop_p.copy()
+    for _ in range(hops):
+        np.minimum.at(out, src, info.length[src] + out[dst])
+    return out
 
 
 def _merge_lanes(info: LaneInfo) -> IntArray:

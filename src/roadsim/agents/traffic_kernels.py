@@ -29,6 +29,7 @@ from roadsim.sensors.driver_kernels import (
     REAR_LEFT,
     REAR_RIGHT,
     RIGHT,
+    WANT_END,
     WANT_FRONT,
     WANT_LIGHTS,
     WANT_SIDES,
@@ -161,6 +162,8 @@ def prepare(
     extra_lane: IntArray,
     may_change: BoolArray,
     want: IntArray,
+    light_ahead: FloatArray,
+    visibility: float,
     order: IntArray,
     envelope_sq: FloatArray,
     curvature: FloatArray,
@@ -172,8 +175,10 @@ def prepare(
     (``extra_lane``, -1: none): the target of a change, or, before the end of a lane that
     drops, the lane it merges into (a zipper). Whether it may consider a lane change this
     tick (``may_change``; the lane-change timers, by slot, are counted down here) and so
-    ``want`` (the driver sensor's flags): the vehicle ahead and the lights always, the
-    neighbour lanes when it changes or may change lanes.
+    ``want`` (the driver sensor's flags): the vehicle ahead always; the lights where a
+    stop line lies within ``visibility`` (``light_ahead``: per lane, the distance from its
+    start to the nearest stop line on it or after it); the end of the lane where a lane
+    drop does; the neighbour lanes when it changes or may change into one.
 
     While each vehicle's lane samples are at hand, it also reads the squared speed
     envelope of its lane at p (``envelope_sq``, for `decide`) and the lane-keeping
@@ -194,9 +199,23 @@ def prepare(
         curvature[i] = _track(la, target[i], p[i], actors, k)
         change_timer[k] = max(change_timer[k] - dt, 0.0)
         may_change[i] = _may_change(la, k, u, p[i], target[i], change_timer, tick)
-        want[i] = WANT_FRONT | WANT_LIGHTS
-        if may_change[i] or target[i] != u:
-            want[i] |= WANT_SIDES
+        w = WANT_FRONT
+        if light_ahead[u] - p[i] <= visibility:
+            w |= WANT_LIGHTS
+        if la.drop_at[u] - p[i] <= visibility:
+            w |= WANT_END
+        if target[i] != u or (may_change[i] and _has_neighbour(la, u)):
+            w |= WANT_SIDES
+        want[i] = w
+
+
+@njit_leaf
+def _has_neighbour(la: LaneArrays, u: int) -> bool:
+    """Whether lane u has a neighbour traffic may change into (drivable, same direction)."""
+    for other in (la.left_uid[u], la.right_uid[u]):
+        if other >= 0 and la.drivable[other] != 0 and la.sign[other] == la.sign[u]:
+            return True
+    return False
 
 
 @njit

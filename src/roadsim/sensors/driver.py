@@ -145,6 +145,7 @@ class DriverSensor:
         *,
         want: IntArray | int = WANT_ALL,
         visibility: FloatArray | float = DEFAULT_VISIBILITY,
+        out: Out | None = None,
     ) -> Out:
         """Runs the sensor for the vehicles in ``slots``.
 
@@ -156,6 +157,8 @@ class DriverSensor:
             want: Per row or for all, what to find (`roadsim.sensors.driver_kernels`
                 WANT_* flags); everything by default.
             visibility: Per row or for all (m).
+            out: Results of an earlier call over as many rows to write over (the kernel
+                sets every field of every row it visits); new arrays by default.
 
         Returns:
             The kernel's raw results (`roadsim.sensors.driver_kernels.Out`), by row.
@@ -171,8 +174,13 @@ class DriverSensor:
         )
         order = by_lane(actors.uid[rows], self.info.n)
         la, tab = self.info.arrays, self.tables
+        if out is not None:
+            sizes = (out.sign_signal.size, out.light_signal.size, out.mark_type.size)
+            if out.speed.shape[0] != n or sizes != self._sizes:
+                out = None
         while True:
-            out = Out.empty(n, *self._sizes)
+            if out is None:
+                out = Out.empty(n, *self._sizes)
             observe(la, tab, occ, actors, rows, np.ascontiguousarray(wants),
                     np.ascontiguousarray(vis), shown, out, order)  # fmt: skip
             need = tuple(int(c) for c in out.cursor)
@@ -181,6 +189,7 @@ class DriverSensor:
             self._sizes = tuple(  # type: ignore[assignment]
                 max(size, 2 * c) for c, size in zip(need, self._sizes, strict=True)
             )
+            out = None
 
     def views(self, out: Out, ids: IntArray, frame: int, time: float) -> DriverViews:
         """The `DriverViews` of a full pass (``want`` everything) over vehicles ``ids``."""

@@ -45,6 +45,7 @@ WANT_FRONT = 1  # the object ahead in the main lane
 WANT_REAR = 2  # the object behind in the main lane
 WANT_SIDES = 4  # the objects ahead and behind in the neighbour lanes
 WANT_LIGHTS = 8  # the traffic lights of the main lane
+WANT_END = 16  # the distance to the end of the main lane
 WANT_ALL = 255  # everything: the whole view
 
 MISSING = -999.0
@@ -655,13 +656,15 @@ def observe(
                 continue
             aligned = la.sign[y] == sign
             q = pf if aligned else la.length[y] - pf
-            ylo, yhi = bounds(la, y, q)
             out.lane_uid[i, j] = y
             out.lane_exists[i, j] = True
+            if j != EGO and not full:
+                continue
+            ylo, yhi = bounds(la, y, q)
             out.lane_width[i, j] = yhi - ylo
             bend = signed_curvature(la, y, q)
             out.lane_curvature[i, j] = bend if aligned else -bend
-            if j != EGO and not full:
+            if not full and w & (WANT_LIGHTS | WANT_END) == 0:
                 continue
             signals = 2 if full else (1 if w & WANT_LIGHTS else 0)
             # Markings: the main lane's left side (row 0) and right side (row 1), the left

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._jit import njit, njit_leaf
-from roadsim.world.lane_kernels import LaneArrays, bounds, pose, progress
+from roadsim.world.lane_kernels import LaneArrays, bounds, by_lane, pose, progress
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -65,8 +65,9 @@ def footprints(
     ``extra`` entries (slot, lane, progress) are added as they are: the traffic model
     enters vehicles that signal a lane change in the lane they are moving into.
     """
-    on = np.flatnonzero(active & (uid >= 0) & (uid < la.length.shape[0]))
     lanes = la.length.shape[0]
+    on = np.flatnonzero(active & (uid >= 0) & (uid < lanes))
+    on = on[by_lane(uid[on], lanes)]  # neighbours on the map read neighbouring table rows
     slot, lane, p, reach = _entries(la, on, uid, s, t, heading, length, width, uid.shape[0])
     if extra is not None and extra[0].size:
         slot = np.concatenate((slot, extra[0]))
