@@ -226,6 +226,27 @@ BAD = [
         "  - {type: cone, id: a, position: {x: 60, y: -7.6}}\n",
         "t.yaml:2: objects: objects[1] has the id 'a' of objects[0]",
     ),
+    (
+        "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nsensors:\n"
+        "  - {type: driver, visibility: 0}\n",
+        "t.yaml:4: sensors[0].visibility: expected a value > 0, got 0",
+    ),
+    (
+        "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nsensors:\n"
+        "  - {type: driver, vehicle: car}\n",
+        "t.yaml:4: sensors[0].vehicle: expected 'ego' or an actor id (an integer >= 0), got "
+        "'car'",
+    ),
+    (
+        "map: highway\nsensors:\n  - {type: driver}\n",
+        "sensors[0].vehicle: the sensor is attached to the ego (the default), but the "
+        "scenario has no ego",
+    ),
+    (
+        "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nsensors:\n"
+        "  - {type: driver}\n  - {type: driver, vehicle: 3}\n",
+        "t.yaml:3: sensors: sensors[1] has the name 'driver' of sensors[0]",
+    ),
 ]
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "Box",
     "CircleArea",
     "Cone",
+    "DriverSensorSpec",
     "Ego",
     "Object",
     "PathObject",
@@ -600,17 +601,52 @@ Object = Annotated[
 UNION_TAGS: frozenset[str] = frozenset(
     {"position:road", "position:xy", "area:roads", "area:circle", "point:road", "point:xy"}
     | {f"object:{kind}" for kind in OBJECT_TYPES}
+    | {"sensor:driver", "sensor:other"}
 )
 
-# -- sensors (filled in by later issues) ------------------------------------------------------------
+# -- sensors ----------------------------------------------------------------------------------------
+
+
+class DriverSensorSpec(_Strict):
+    """The driver sensor (openPASS' Sensor_Driver) of one vehicle: `roadsim.sensors.view`.
+    The simulation samples it after every tick into ``Simulation.readings[name]``."""
+
+    type: Literal["driver"]
+    name: str = Field(default="driver", min_length=1, description="Key of its readings")
+    vehicle: str | int = Field(
+        default="ego",
+        union_mode="left_to_right",
+        description="The vehicle it is attached to: 'ego' or an actor id",
+    )
+    visibility: float = Field(default=300.0, gt=0, description="How far the driver sees (m)")
+
+    @field_validator("vehicle", mode="before")
+    @classmethod
+    def _ego_or_actor_id(cls, value: Any) -> Any:
+        if value == "ego" or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            return value
+        raise ValueError(f"expected 'ego' or an actor id (an integer >= 0), got {value!r}")
 
 
 class SensorSpec(_Strict):
-    """A sensor; only ``type`` is checked for now, other keys are kept as they are."""
+    """A sensor of a kind later versions define; only ``type`` is checked, other keys are
+    kept as they are."""
 
     model_config = ConfigDict(extra="allow")
 
     type: str
+
+
+def _sensor_type(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return "sensor:driver" if kind == "driver" else "sensor:other"
+
+
+#: A scenario sensor, chosen by its ``type``.
+Sensor = Annotated[
+    Annotated[DriverSensorSpec, Tag("sensor:driver")] | Annotated[SensorSpec, Tag("sensor:other")],
+    Discriminator(_sensor_type),
+]
 
 
 # -- the scenario -------------------------------------------------------------------------------------
@@ -632,7 +668,7 @@ class Scenario(_Strict):
     ego: Ego | None = None
     traffic: Traffic | None = None
     objects: Annotated[tuple[Object, ...], Field(strict=False)] = ()
-    sensors: Annotated[tuple[SensorSpec, ...], Field(strict=False)] = ()
+    sensors: Annotated[tuple[Sensor, ...], Field(strict=False)] = ()
     capture: Mapping[str, Any] | None = None
 
     @field_validator("objects")
@@ -646,6 +682,33 @@ class Scenario(_Strict):
                 raise ValueError(f"objects[{i}] has the id {obj.id!r} of objects[{first[obj.id]}]")
             first[obj.id] = i
         return objects
+
+    @field_validator("sensors")
+    @classmethod
+    def _unique_sensor_names(cls, sensors: tuple[Any, ...]) -> tuple[Any, ...]:
+        first: dict[str, int] = {}
+        for i, sensor in enumerate(sensors):
+            name = getattr(sensor, "name", None)
+            if not isinstance(name, str):
+                continue
+            if name in first:
+                raise ValueError(
+                    f"sensors[{i}] has the name {name!r} of sensors[{first[name]}]; give "
+                    "each sensor its own name"
+                )
+            first[name] = i
+        return sensors
+
+    @model_validator(mode="after")
+    def _driver_sensor_vehicles(self) -> Self:
+        """A driver sensor on the ego needs an ego."""
+        for i, sensor in enumerate(self.sensors):
+            if isinstance(sensor, DriverSensorSpec) and sensor.vehicle == "ego" and self.ego is None:
+                raise ValueError(
+                    f"sensors[{i}].vehicle: the sensor is attached to the ego (the default), "
+                    "but the scenario has no ego; add one or give an actor id"
+                )
+        return self
 
     @model_validator(mode="after")
     def _known_controllers(self) -> Self:

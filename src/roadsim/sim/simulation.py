@@ -17,7 +17,9 @@ The tick order is fixed::
   the lane under its path;
 - *collisions*: oriented-box overlaps between all active actors set ``collided`` on both
   and are reported as `CollisionEvent`s when they begin;
-- *sensors*: none yet.
+- *sensors*: the scenario's driver sensors read the frame just made
+  (`Simulation.readings`). Traffic perceives through the same driver sensor
+  (`roadsim.sensors.driver`) in the controllers step, from the frame the tick starts from.
 
 Time is ``frame * dt``; nothing in a tick reads the wall clock. Randomness comes from one
 `numpy.random.SeedSequence` per simulation, spawned per subsystem, so the same scenario
@@ -42,7 +44,7 @@ from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, validate_against_map
 from roadsim.scenario.load import load_scenario_with_map
-from roadsim.scenario.schema import PathObject
+from roadsim.scenario.schema import DriverSensorSpec, PathObject
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.view import DriverView, DriverViews
@@ -101,6 +103,10 @@ class Simulation:
         left_map: How many vehicles drove off the road network.
         scripted: The scripted objects (`roadsim.agents.scripted.ScriptedObjects`): their
             paths, and where each is on its path.
+        driver: The driver sensor of every vehicle (`roadsim.sensors.driver.DriverSensor`);
+            `driver_views` reads it.
+        readings: The latest `DriverView` of each of the scenario's ``sensors`` of type
+            ``driver``, by name (None while its vehicle is not active).
     """
 
     def __init__(self, scenario: Scenario | str | Path, *, seed: int | None = None) -> None:
@@ -138,6 +144,8 @@ class Simulation:
             keep_right=built.keep_right,
         )
         self._pairs: set[tuple[int, int]] = set()
+        self.readings: dict[str, DriverView | None] = {}
+        self._driver_sensors = self._attach_driver_sensors()
         st = self.state
         self._next_id = int(st.id.max(initial=-1)) + 1
         traffic = scenario.traffic
@@ -159,6 +167,59 @@ class Simulation:
             self.salt,
             self.traffic_params,
         )
+        self._sample_sensors()
+
+    def _attach_driver_sensors(self) -> list[tuple[str, int, float]]:
+        """The scenario's driver sensors as (name, actor id, visibility).
+
+        Raises:
+            ScenarioError: For an actor id that no vehicle has.
+        """
+        st = self.state
+        out = []
+        for i, spec in enumerate(self.scenario.sensors):
+            if not isinstance(spec, DriverSensorSpec):
+                continue
+            if spec.vehicle == "ego":
+                assert self.ego_slot is not None  # the schema checked that there is one
+                actor = int(st.id[self.ego_slot])
+            else:
+                hits = np.flatnonzero((st.id == spec.vehicle) & (st.kind == VEHICLE))
+                if hits.size == 0:
+                    vehicles = np.sort(st.id[st.active & (st.kind == VEHICLE)])
+                    raise ScenarioError(
+                        f"{self.scenario.name or 'scenario'}: sensors[{i}].vehicle: no "
+                        f"vehicle has the actor id {spec.vehicle} (vehicles: "
+                        f"{_id_ranges(vehicles)})"
+                    )
+                actor = int(spec.vehicle)
+            out.append((spec.name, actor, float(spec.visibility)))
+        return out
+
+    def _sample_sensors(self) -> None:
+        """The scenario's sensors read the frame just finished (`readings`); a sensor
+        whose vehicle is gone reads None."""
+        if not self._driver_sensors:
+            return
+        st = self.state
+        sensor = self.driver
+        live = [
+            (name, slots[0], vis)
+            for name, actor, vis in self._driver_sensors
+            for slots in [np.flatnonzero(st.active & (st.id == actor))]
+            if slots.size
+        ]
+        self.readings = {name: None for name, _, _ in self._driver_sensors}
+        if not live:
+            return
+        slots = np.array([slot for _, slot, _ in live], dtype=np.int64)
+        out = sensor.observe(
+            sensor.actors(st, self.salt), sensor.occupancy(st), slots, self.time,
+            visibility=np.array([vis for _, _, vis in live]),
+        )  # fmt: skip
+        views = sensor.views(out, st.id[slots], self.frame, self.time)
+        for k, (name, _, _) in enumerate(live):
+            self.readings[name] = views[k]
 
     def _controllers(
         self, objects: list[PathObject], slots: IntArray
@@ -277,6 +338,7 @@ class Simulation:
         self._place_scripted(moved)
         self._collide()
         self.frame += 1
+        self._sample_sensors()
 
     def _ego(self) -> int:
         return -1 if self.ego_slot is None else self.ego_slot
@@ -399,9 +461,7 @@ class Simulation:
             slots = live[order][where] if found else np.zeros(0, dtype=np.int64)
             bad = ~(st.id[slots] == wanted) if found else np.ones(wanted.size, dtype=bool)
             if bad.any():
-                raise QueryError(
-                    f"no active actor with id {int(wanted[np.flatnonzero(bad)[0]])}"
-                )
+                raise QueryError(f"no active actor with id {int(wanted[np.flatnonzero(bad)[0]])}")
         if not visibility > 0.0:
             raise ValueError(f"visibility must be > 0 m, got {visibility}")
         sensor = self.driver
@@ -421,3 +481,13 @@ class Simulation:
     def vehicle_count(self) -> int:
         st = self.state
         return int(np.sum(st.active & (st.kind == VEHICLE)))
+
+
+def _id_ranges(ids: IntArray) -> str:
+    """Sorted ids as ranges: '0-12, 15'."""
+    if ids.size == 0:
+        return "none"
+    breaks = np.flatnonzero(np.diff(ids) != 1)
+    starts = np.concatenate(([ids[0]], ids[breaks + 1]))
+    ends = np.concatenate((ids[breaks], [ids[-1]]))
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in zip(starts, ends, strict=True))
