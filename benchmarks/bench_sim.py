@@ -8,7 +8,10 @@ extra first; ``--quick`` for a short run, ``--help`` for the options). It prints
   streets, 490 km with the junctions' connecting lanes), written once to a temporary
   directory. After 20 warm-up ticks, blocks of k ticks are timed, k chosen so that a block
   takes about a second (at least 20 ticks); the rate is active vehicles x ticks / wall
-  second, median of 5 blocks;
+  second, median of 5 blocks. Traffic perceives through the driver sensor in every tick.
+  After each block of the 1,000-vehicle row, one call of `Simulation.driver_views` gives
+  the full driver views (every field, signs, lights and markings included) of every
+  vehicle; the line after the table gives its median time;
 - roadsim's `Simulation` with 1,000 scripted cars (``type: path`` objects) and no traffic,
   on the same map, beside a traffic row with as many vehicles (run for it if ``--counts``
   lacks that count). Each car drives 12 streets (1.7 to 1.9 km; fewer streets when the
@@ -65,6 +68,7 @@ from roadsim.world.state import SCRIPTED_OBJECT
 COUNTS = (10, 100, 1_000, 10_000)
 PEER_COUNTS = (20, 50, 100)
 SCRIPTED_COUNTS = (1_000,)
+VIEW_COUNTS = (1_000,)
 GRID = 26
 REPEATS, QUICK_REPEATS = 5, 3
 BLOCK_S, QUICK_BLOCK_S = 1.0, 0.25
@@ -93,6 +97,8 @@ class Row:
         blocks: Blocks timed.
         rate: Agent-steps per wall second, median over the blocks.
         collisions: Collision events (roadsim) or crashed vehicles (highway-env).
+        views_ms: Wall time of `Simulation.driver_views` over every vehicle (ms, median
+            over the blocks; NaN where not measured).
     """
 
     simulator: str
@@ -103,6 +109,7 @@ class Row:
     blocks: int
     rate: float
     collisions: int
+    views_ms: float = math.nan
 
 
 def block_ticks(sim: Simulation, block_s: float) -> int:
@@ -117,8 +124,9 @@ def block_ticks(sim: Simulation, block_s: float) -> int:
     return max(MIN_TICKS, math.ceil(MIN_TICKS * block_s / probe))
 
 
-def roadsim_row(path: Path, count: int, repeats: int, block_s: float) -> Row:
-    """Times roadsim's `Simulation` with ``count`` cars on the map at ``path``."""
+def roadsim_row(path: Path, count: int, repeats: int, block_s: float, views: bool) -> Row:
+    """Times roadsim's `Simulation` with ``count`` cars on the map at ``path`` and, with
+    ``views``, the full driver views of all of them after each block."""
     scenario = validate_data(
         {
             "map": str(path),
@@ -129,7 +137,7 @@ def roadsim_row(path: Path, count: int, repeats: int, block_s: float) -> Row:
     )
     sim = Simulation(scenario)
     ticks = block_ticks(sim, block_s)
-    rates, counts = [], []
+    rates, counts, views_s = [], [], []
     for _ in range(repeats):
         before = sim.vehicle_count
         start = time.perf_counter()
@@ -140,6 +148,12 @@ def roadsim_row(path: Path, count: int, repeats: int, block_s: float) -> Row:
         vehicles = 0.5 * (before + sim.vehicle_count)
         rates.append(vehicles * ticks / seconds)
         counts.append(vehicles)
+        if views:
+            sim.driver_views()  # compiled and warm
+            start = time.perf_counter()
+            seen = sim.driver_views()
+            views_s.append(time.perf_counter() - start)
+            assert len(seen) == sim.vehicle_count
     return Row(
         "roadsim",
         count,
@@ -149,6 +163,7 @@ def roadsim_row(path: Path, count: int, repeats: int, block_s: float) -> Row:
         repeats,
         statistics.median(rates),
         len(sim.events),
+        statistics.median(views_s) * 1e3 if views else math.nan,
     )
 
 
@@ -385,6 +400,20 @@ def print_scripted(rows: list[Row]) -> None:
         )
 
 
+def print_views(rows: list[Row]) -> None:
+    """The driver sensor's own line: full views of every vehicle of a row in one call."""
+    for row in rows:
+        if row.simulator != "roadsim" or math.isnan(row.views_ms):
+            continue
+        budget = row.vehicles / TARGETS.get(row.asked, math.inf) * 1e3  # ms per tick
+        share = f", {row.views_ms / budget:.0%} of the {budget:g} ms tick budget" if budget else ""
+        print(
+            f"driver sensor: full views of {row.vehicles:,} vehicles in {row.views_ms:.3f} ms "
+            f"({row.vehicles / row.views_ms * 1e3:,.0f} views/s{share}); traffic perceives "
+            "through it in every tick of the table"
+        )
+
+
 def count_list(text: str) -> tuple[int, ...]:
     """``"10,100"`` -> ``(10, 100)``."""
     try:
@@ -417,6 +446,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="roadsim scripted object counts, each beside as many traffic vehicles; empty to skip",
     )
     parser.add_argument(
+        "--view-counts",
+        type=count_list,
+        default=VIEW_COUNTS,
+        help="traffic counts whose rows also time the full driver views of every vehicle",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help=f"{QUICK_REPEATS} blocks of about {QUICK_BLOCK_S} s instead of "
@@ -438,7 +473,8 @@ def main(argv: list[str]) -> int:
         # Scripted objects are compared with as many traffic vehicles.
         extra = [count for count in args.scripted_counts if count not in args.counts]
         for count in [*args.counts, *extra]:
-            rows.append(roadsim_row(path, count, repeats, block_s))
+            views = count in args.view_counts
+            rows.append(roadsim_row(path, count, repeats, block_s, views))
         for count in args.scripted_counts:
             rows.append(scripted_row(path, args.grid, count, repeats, block_s))
         lane_km = map_summary(roadsim.load_map(path)).lane_length_m.get("driving", 0.0) / 1e3
@@ -468,6 +504,7 @@ def main(argv: list[str]) -> int:
     )
     print_targets(rows)
     print_scripted(rows)
+    print_views(rows)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -240,3 +241,25 @@ def test_vehicles_that_leave_come_back_as_new_vehicles() -> None:
 def test_a_scenario_built_in_code_is_checked_against_its_map() -> None:
     with pytest.raises(ScenarioError, match=r"ego.spawn.lane: lane -4 does not exist on road 1"):
         scenario(map="town", ego={"spawn": {"road": 1, "lane": -4, "s": 30}})
+
+
+def test_a_map_without_lane_links_simulates(tmp_path: Path) -> None:
+    """One road of one lane section: no lane has a successor (the lane tables once failed
+    on the empty link list)."""
+    from roadsim.road.builder import Document, Lane, LaneSection, Line, PlanView, Pose, Road
+
+    road = Road(
+        "1", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), [LaneSection(0.0, (Lane(1), Lane(-1)))]
+    )
+    path = tmp_path / "one.xodr"
+    Document("one", [road]).write(path)
+    scenario = validate_data(
+        {"map": str(path), "ego": {"spawn": {"road": "1", "lane": -1, "s": 20.0}, "speed": 10.0}},
+        tmp_path,
+    )
+    sim = Simulation(scenario)
+    sim.run(2.0)
+    view = sim.driver_view(int(sim.state.id[sim.ego_slot]))
+    assert view.geometry_information.lane_ego.distance_to_end_of_lane == pytest.approx(
+        200.0 - float(sim.state.s[sim.ego_slot]) - 2.3, abs=0.05
+    )

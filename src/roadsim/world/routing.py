@@ -227,8 +227,10 @@ class LaneInfo:
 
 def _first_of_rows(ptr: IntArray, idx: IntArray) -> IntArray:
     """The first entry of each CSR row (-1 for empty rows)."""
+    if idx.size == 0:  # a map without a single lane link
+        return np.full(ptr.size - 1, -1, dtype=np.int64)
     has = ptr[1:] > ptr[:-1]
-    return np.where(has, idx[np.minimum(ptr[:-1], max(idx.size - 1, 0))], -1)
+    return np.where(has, idx[np.minimum(ptr[:-1], idx.size - 1)], -1)
 
 
 def _bypass_empty(
