@@ -80,7 +80,11 @@ class DriverSensor:
             succ_idx=graph.succ_idx.astype(np.int64),
             pred_ptr=graph.pred_ptr.astype(np.int64),
             pred_idx=graph.pred_idx.astype(np.int64),
-            end_ok=np.array([t in END_OF_LANE_TYPES for t in net.lanes.type_name], dtype=np.int64),
+            lane_row=_lane_rows(
+                np.array([t in END_OF_LANE_TYPES for t in net.lanes.type_name], dtype=np.int64),
+                index.lane_ptr,
+                marks.pop("mark_ptr"),
+            ),
             **_lane_signals(index),
             sig_light=np.array([sig.dynamic for sig in index.signals], dtype=np.int64),
             sig_plan=_plan_index(index, lights),
@@ -256,6 +260,19 @@ def _compact(start: IntArray, count: IntArray) -> tuple[IntArray, IntArray]:
 # -- tables -------------------------------------------------------------------------------------------
 
 
+def _lane_rows(end_ok: IntArray, sig_ptr: IntArray, mark_ptr: IntArray) -> IntArray:
+    """`roadsim.sensors.driver_kernels.Tables.lane_row` from its per-lane columns and
+    CSR pointers (``mark_ptr`` by ``2 uid + border``)."""
+    n = end_ok.size
+    rows = np.zeros((n + 1, 4), dtype=np.int64)
+    rows[:n, 0] = end_ok
+    rows[:, 1] = sig_ptr
+    rows[:, 2] = mark_ptr[0::2]
+    rows[:n, 3] = mark_ptr[1:-1:2]
+    rows[n, 3] = mark_ptr[-1]
+    return rows
+
+
 def _signal_table(index: SignalIndex) -> SignalTable:
     sigs = index.signals
     return SignalTable(
@@ -274,7 +291,6 @@ def _lane_signals(index: SignalIndex) -> dict[str, Any]:
     lane = np.repeat(np.arange(n, dtype=np.int64), np.diff(index.lane_ptr))
     order = np.lexsort((index.lane_signal, index.lane_pos, lane))
     return {
-        "sig_ptr": index.lane_ptr.astype(np.int64),
         "sig_idx": index.lane_signal[order].astype(np.int64),
         "sig_pos": index.lane_pos[order].astype(np.float64),
     }
@@ -335,11 +351,10 @@ def _marking_segments(info: LaneInfo) -> tuple[dict[str, Any], MarkingTable]:
     return (
         {
             "mark_ptr": ptr,
-            "mark_s0": np.array(s0, dtype=np.float64),
-            "mark_s1": np.array(s1, dtype=np.float64),
-            "mark_type": np.array(kind_code, dtype=np.int64),
-            "mark_color": np.array(color_code, dtype=np.int64),
-            "mark_width": np.array(width, dtype=np.float64),
+            # (codes as floats: one row per segment, one cache line for the kernel)
+            "mark": np.array([s0, s1, kind_code, color_code, width], dtype=np.float64)
+            .T.reshape(-1, 5)
+            .copy(),
         },
         MarkingTable(types=tuple(types), colors=tuple(colors)),
     )

@@ -56,6 +56,8 @@ LEFT, EGO, RIGHT = 0, 1, 2
 FRONT, REAR, FRONT_LEFT, REAR_LEFT, FRONT_RIGHT, REAR_RIGHT = range(6)
 SIGNS, LIGHTS, MARKS = 0, 1, 2  # cursors
 
+END_OK, SIG_PTR, MARK_HI, MARK_LO = range(4)  # columns of `Tables.lane_row`
+MARK_S0, MARK_S1, MARK_TYPE, MARK_COLOR, MARK_WIDTH = range(5)  # columns of `Tables.mark`
 _MIX_BACK = np.uint64(0xD6E8FEB86659FD93)
 _INF = np.inf
 
@@ -66,35 +68,32 @@ class Tables(NamedTuple):
     Attributes:
         succ_ptr, succ_idx, pred_ptr, pred_idx: The lane graph over lanes of every type
             (CSR by uid; the lane arrays keep only drivable lanes).
-        end_ok: 1 for the lane types a lane stream goes on along (distance to the end of
-            the lane), per uid.
-        sig_ptr, sig_idx, sig_pos: Per uid, the signals valid for the lane (indices into
-            the signal table) and their position from the lane's entry in its driving
-            direction (m), in that order.
+        lane_row: Per uid, one row of (``END_OK``: 1 for the lane types a lane stream
+            goes on along, for the distance to the end of the lane; ``SIG_PTR``: the
+            lane's first entry of the signal lists below; ``MARK_HI``, ``MARK_LO``: its
+            first entries of the marking segments of its border at larger and at smaller
+            t), shape (lanes + 1, 4): a stream's walk reads one row per lane, and the
+            next row ends the lane's ranges.
+        sig_idx, sig_pos: Per lane, the signals valid for it (indices into the signal
+            table) and their position from the lane's entry in its driving direction (m),
+            in that order.
         sig_light: 1 for a traffic light (a dynamic signal), per signal.
         sig_plan: Index of each signal in the light plan's states (-1: none).
-        mark_ptr: CSR by ``2 uid + side`` (side 0: the lane's border at larger t, 1: at
-            smaller t) over the marking segments below, in increasing s.
-        mark_s0, mark_s1, mark_type, mark_color, mark_width: Each segment's s range (m),
-            type and colour codes and width (m).
+        mark: The marking segments by lane and border, in increasing s, one row each of
+            (``MARK_S0``, ``MARK_S1``: its s range, m; ``MARK_TYPE``, ``MARK_COLOR``: the
+            type and colour codes; ``MARK_WIDTH``: m), shape (K, 5).
     """
 
     succ_ptr: IntArray
     succ_idx: IntArray
     pred_ptr: IntArray
     pred_idx: IntArray
-    end_ok: IntArray
-    sig_ptr: IntArray
+    lane_row: IntArray
     sig_idx: IntArray
     sig_pos: FloatArray
     sig_light: IntArray
     sig_plan: IntArray
-    mark_ptr: IntArray
-    mark_s0: FloatArray
-    mark_s1: FloatArray
-    mark_type: IntArray
-    mark_color: IntArray
-    mark_width: FloatArray
+    mark: FloatArray
 
 
 class Actors(NamedTuple):
@@ -132,6 +131,10 @@ class Out(NamedTuple):
     order the rows are visited: entries ``start[i, j]:start[i, j] + count[i, j]`` of
     the flat arrays; ``cursor`` counts the entries of each kind written, and may exceed
     the flat arrays' size, in which case the caller enlarges them and runs again.
+
+    A row that asks for less than everything (``want`` below `WANT_ALL`) gets its main
+    lane, the lanes' uids and what it asked for; its own-state and lane-geometry fields
+    stay MISSING.
     """
 
     visibility: FloatArray
@@ -439,11 +442,17 @@ def _object(
     ahead: bool,
     aligned: bool,
     visibility: float,
-    shift: float,
-    own_lat: float,
     sign: float,
+    e0: int,
+    q0: float,
+    x: int,
+    q: float,
 ) -> None:
-    """Writes object ``j`` of row i from a search result, if it lies within sight."""
+    """Writes object ``j`` of row i from a search result, if it lies within sight.
+
+    ``sign`` is the driving sign of the main lane; (e0, q0) the lane of the main lane's
+    stream at the vehicle's centre and the centre's progress on it, (x, q) the same for
+    the stream the object was found in."""
     o, d, rec, p = found
     if o < 0:
         return
@@ -467,10 +476,17 @@ def _object(
     out.object_lon[i, j] = gap if ahead or gap == 0.0 else -gap
     if actors.road[o] == actors.road[me]:
         out.object_lat[i, j] = sign * (actors.t[o] - actors.t[me])
-    else:  # on another road: through the lane it was found in
+    else:  # on another road: through the lane it was found in, and that lane's stream
         lo, hi = bounds(la, rec, p)
         way = la.sign[rec] if aligned else -la.sign[rec]
-        out.object_lat[i, j] = way * (actors.t[o] - 0.5 * (lo + hi)) + shift - own_lat
+        lo0, hi0 = bounds(la, e0, q0)
+        centre0 = 0.5 * (lo0 + hi0)
+        shift = 0.0
+        if x != e0:
+            xlo, xhi = bounds(la, x, q)
+            shift = sign * (0.5 * (xlo + xhi) - centre0)
+        own = sign * (actors.t[me] - centre0)
+        out.object_lat[i, j] = way * (actors.t[o] - 0.5 * (lo + hi)) + shift - own
 
 
 @njit_leaf
@@ -521,7 +537,7 @@ def walk_stream(
     2 signs and lights) and the markings of one side (row ``mark_row`` of row i, -1:
     none; ``mark_left``: the left side in the driver's direction)."""
     off = -q if aligned else q - la.length[y]  # from the reference point to the record
-    end, end_uid, ended = 0.0, int(y), tab.end_ok[y] == 0
+    end, end_uid, ended = 0.0, int(y), tab.lane_row[y, END_OK] == 0
     if signals > 0:
         out.light_start[i, j] = out.cursor[LIGHTS]
         out.light_count[i, j] = 0
@@ -535,7 +551,7 @@ def walk_stream(
     while rec >= 0 and off <= visibility:
         length = la.length[rec]
         if signals > 0:
-            a, b = tab.sig_ptr[rec], tab.sig_ptr[rec + 1]
+            a, b = tab.lane_row[rec, SIG_PTR], tab.lane_row[rec + 1, SIG_PTR]
             for n in range(b - a):
                 e = a + n if aligned else b - 1 - n
                 sig = tab.sig_idx[e]
@@ -552,24 +568,27 @@ def walk_stream(
                     out.sign_count[i, j] += 1
         if mark_row >= 0:
             plus = (la.sign[rec] > 0.0) == aligned  # the driver heads along +s here
-            side = 0 if plus == mark_left else 1  # 0: the border at larger t
-            row = 2 * rec + side
-            a, b = tab.mark_ptr[row], tab.mark_ptr[row + 1]
+            if plus == mark_left:  # the border at larger t
+                a, b = tab.lane_row[rec, MARK_HI], tab.lane_row[rec, MARK_LO]
+            else:
+                a, b = tab.lane_row[rec, MARK_LO], tab.lane_row[rec + 1, MARK_HI]
             s0 = la.s0[rec]
             s1 = la.s1[rec]
             for n in range(b - a):
                 e = a + n if plus else b - 1 - n
-                lo = tab.mark_s0[e] - s0 if plus else s1 - tab.mark_s1[e]
-                hi = tab.mark_s1[e] - s0 if plus else s1 - tab.mark_s0[e]
+                seg = tab.mark[e]
+                lo = seg[MARK_S0] - s0 if plus else s1 - seg[MARK_S1]
+                hi = seg[MARK_S1] - s0 if plus else s1 - seg[MARK_S0]
                 if off + hi <= 0.0 or off + lo > visibility:
                     continue
                 merge = out.mark_count[i, mark_row] > 0
-                width = tab.mark_width[e]
+                width = seg[MARK_WIDTH]
+                kind, colour = int(seg[MARK_TYPE]), int(seg[MARK_COLOR])
                 start = max(off + lo, 0.0)
-                if _emit(out, MARKS, tab.mark_type[e], start, tab.mark_color[e], width, merge):
+                if _emit(out, MARKS, kind, start, colour, width, merge):
                     out.mark_count[i, mark_row] += 1
         nxt = step_lane(la, tab, salt, rec, aligned)
-        if not ended and (nxt < 0 or tab.end_ok[nxt] == 0):
+        if not ended and (nxt < 0 or tab.lane_row[nxt, END_OK] == 0):
             end, end_uid, ended = off + length, int(rec), True
         off += length
         rec = nxt
@@ -638,15 +657,16 @@ def observe(
         pc = progress(la, u, actors.s[k])
         m, pf, lat, side = main_lane(la, tab, salt, u, pc, half, xf, yf)
         out.main_uid[i], out.main_p[i], out.main_side[i] = m, pf, side
-        lo, hi = bounds(la, m, pf)
-        width = hi - lo
-        _, _, along = pose(la, m, pf)
-        rel = wrap(h - along)
-        out.lateral[i] = lat
-        out.heading[i] = rel
-        corner = 0.5 * actors.width[k] * math.cos(rel)
-        out.boundary_left[i] = 0.5 * width - (lat + corner)
-        out.boundary_right[i] = 0.5 * width + (lat - corner)
+        if full:
+            lo, hi = bounds(la, m, pf)
+            width = hi - lo
+            _, _, along = pose(la, m, pf)
+            rel = wrap(h - along)
+            out.lateral[i] = lat
+            out.heading[i] = rel
+            corner = 0.5 * actors.width[k] * math.cos(rel)
+            out.boundary_left[i] = 0.5 * width - (lat + corner)
+            out.boundary_right[i] = 0.5 * width + (lat - corner)
 
         # -- the three lanes at the reference point ------------------------------------------
         sign = la.sign[m]
@@ -658,13 +678,12 @@ def observe(
             q = pf if aligned else la.length[y] - pf
             out.lane_uid[i, j] = y
             out.lane_exists[i, j] = True
-            if j != EGO and not full:
-                continue
-            ylo, yhi = bounds(la, y, q)
-            out.lane_width[i, j] = yhi - ylo
-            bend = signed_curvature(la, y, q)
-            out.lane_curvature[i, j] = bend if aligned else -bend
-            if not full and w & (WANT_LIGHTS | WANT_END) == 0:
+            if full:
+                ylo, yhi = bounds(la, y, q)
+                out.lane_width[i, j] = yhi - ylo
+                bend = signed_curvature(la, y, q)
+                out.lane_curvature[i, j] = bend if aligned else -bend
+            elif j != EGO or w & (WANT_LIGHTS | WANT_END) == 0:
                 continue
             signals = 2 if full else (1 if w & WANT_LIGHTS else 0)
             # Markings: the main lane's left side (row 0) and right side (row 1), the left
@@ -686,9 +705,6 @@ def observe(
         if e0 < 0:
             e0 = u
         q0 = pc if la.sign[e0] == la.sign[u] else la.length[e0] - pc
-        elo, ehi = bounds(la, e0, q0)
-        centre0 = 0.5 * (elo + ehi)
-        own_lat = sign * (actors.t[k] - centre0)
         limit = vis + half + REACH_MARGIN
         for j in range(3):
             if j == EGO and w & (WANT_FRONT | WANT_REAR) == 0:
@@ -700,10 +716,6 @@ def observe(
                 continue
             aligned = la.sign[x] == la.sign[e0]
             q = q0 if aligned else la.length[x] - q0
-            shift = 0.0
-            if j != EGO:
-                xlo, xhi = bounds(la, x, q)
-                shift = sign * (0.5 * (xlo + xhi) - centre0)
             front, rear = FRONT, REAR
             if j == LEFT:
                 front, rear = FRONT_LEFT, REAR_LEFT
@@ -711,9 +723,9 @@ def observe(
                 front, rear = FRONT_RIGHT, REAR_RIGHT
             if j != EGO or w & WANT_FRONT:
                 found = search_ahead(la, tab, occ, k, salt, x, aligned, q, limit)
-                _object(la, occ, actors, out, i, front, k, found, True, aligned, vis, shift,
-                        own_lat, sign)  # fmt: skip
+                _object(la, occ, actors, out, i, front, k, found, True, aligned, vis, sign,
+                        e0, q0, x, q)  # fmt: skip
             if j != EGO or w & WANT_REAR:
                 found = search_behind(la, tab, occ, k, x, aligned, q, limit, out)
-                _object(la, occ, actors, out, i, rear, k, found, False, aligned, vis, shift,
-                        own_lat, sign)  # fmt: skip
+                _object(la, occ, actors, out, i, rear, k, found, False, aligned, vis, sign,
+                        e0, q0, x, q)  # fmt: skip
