@@ -51,3 +51,17 @@ def test_other_code_keeps_numbas_own_cache(tmp_path: Path) -> None:
 def test_compiled_before_once_a_simulation_has_run() -> None:
     roadsim.Simulation("town").step()  # compiles (or loads) the tick's kernels
     assert _jit.compiled_before()
+
+
+def test_a_cache_index_naming_a_moved_class_reads_as_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba unpickles an index before it compares stamps: an index written by an older
+    roadsim whose classes have moved must mean 'compile anew', not an ImportError."""
+    from numba.core import caching
+
+    from roadsim import _jit
+
+    def moved(self: object) -> object:
+        raise ModuleNotFoundError("No module named 'roadsim.agents.perception'")
+
+    monkeypatch.setattr(_jit, "_load_index", moved)
+    assert caching.IndexDataCacheFile._load_index(object()) == {}

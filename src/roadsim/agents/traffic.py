@@ -38,6 +38,7 @@ from roadsim.agents.traffic_kernels import (
     Actors,
     Drivers,
     Perceived,
+    Seen,
     clear_of_each_other,
     decide,
     perceive,
@@ -231,11 +232,12 @@ class TrafficModel:
         occ = sensor.occupancy(state, (me[signals], extra[signals], p[signals]))
         view = self._seen = sensor.observe(
             sensor.actors(state, salt), occ, me, time, want=want, visibility=VISIBILITY,
-            out=self._seen,
+            out=self._seen, order=order,
         )  # fmt: skip
+        seen_by = Seen.of(view)
         seen = Perceived.empty(n)
         perceive(
-            la, view, actors, drivers, me, p, target, self.gate.granted, self.stops, seen, order
+            la, seen_by, actors, drivers, me, p, target, self.gate.granted, self.stops, seen, order
         )
         gate = self.gate.gaps(
             me, seen.lanes, seen.start, seen.stop_distance, seen.gap, seen.ahead_goes,
@@ -245,7 +247,7 @@ class TrafficModel:
         # -- longitudinal, lateral, steering -------------------------------------------------------
         a, best = np.empty(n), np.empty(n, dtype=np.int64)
         decide(
-            la, view, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
+            la, seen_by, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
             seen.lead_v, np.minimum(seen.obstacle, gate), envelope_sq, may_change,
             self.through_lane, float(params.politeness), bool(params.keep_right),
             float(params.idm.delta), a, best, order,

@@ -234,8 +234,29 @@ def routes(la: LaneArrays, uid: IntArray, salt: UIntArray, hops: int) -> IntArra
 # -- what the driver sensor saw ------------------------------------------------------------------
 
 
+class Seen(NamedTuple):
+    """What traffic reads of the driver sensor's results
+    (`roadsim.sensors.driver_kernels.Out`, by row; the same arrays, fewer of them to
+    hand to each kernel)."""
+
+    main_side: IntArray
+    object_slot: IntArray
+    object_lon: FloatArray
+    lane_end: FloatArray
+    lane_end_uid: IntArray
+    light_start: IntArray
+    light_count: IntArray
+    light_signal: IntArray
+    light_distance: FloatArray
+    light_state: IntArray
+
+    @classmethod
+    def of(cls, out: Out) -> Seen:
+        return cls(*(getattr(out, name) for name in cls._fields))
+
+
 @njit_leaf
-def own_lane(seen: Out, i: int) -> int:
+def own_lane(seen: Seen, i: int) -> int:
     """The sensor's lane index (LEFT, EGO, RIGHT) of the lane the vehicle's centre is on:
     the main lane, unless the vehicle's front is already over in a neighbour lane."""
     side = seen.main_side[i]
@@ -243,7 +264,7 @@ def own_lane(seen: Out, i: int) -> int:
 
 
 @njit_leaf
-def front_in(seen: Out, speed: FloatArray, i: int, j: int) -> tuple[float, float, int]:
+def front_in(seen: Seen, speed: FloatArray, i: int, j: int) -> tuple[float, float, int]:
     """``(gap, speed, slot)`` of the object ahead in sensor lane j (inf, 0, -1: none)."""
     if j < 0 or j > 2:
         return _INF, 0.0, -1
@@ -255,7 +276,7 @@ def front_in(seen: Out, speed: FloatArray, i: int, j: int) -> tuple[float, float
 
 
 @njit_leaf
-def rear_in(seen: Out, i: int, j: int) -> tuple[float, int]:
+def rear_in(seen: Seen, i: int, j: int) -> tuple[float, int]:
     """``(gap >= 0, slot)`` of the object behind in sensor lane j (inf, -1: none)."""
     if j < 0 or j > 2:
         return _INF, -1
@@ -272,7 +293,7 @@ def rear_in(seen: Out, i: int, j: int) -> tuple[float, int]:
 @njit_loop
 def perceive(
     la: LaneArrays,
-    seen: Out,
+    seen: Seen,
     actors: Actors,
     drivers: Drivers,
     me: IntArray,
@@ -351,7 +372,7 @@ def perceive(
 @njit_loop
 def decide(
     la: LaneArrays,
-    seen: Out,
+    seen: Seen,
     actors: Actors,
     drivers: Drivers,
     me: IntArray,
@@ -431,7 +452,9 @@ def steering(
 
 
 @njit_leaf
-def _idm(drivers: Drivers, k: int, v: float, v0: float, gap: float, lv: float, delta: float) -> float:
+def _idm(
+    drivers: Drivers, k: int, v: float, v0: float, gap: float, lv: float, delta: float
+) -> float:
     return idm_accel_one(
         v, v0, gap, lv, drivers.max_accel[k], drivers.comfort_decel[k],
         drivers.time_headway[k], drivers.min_gap[k], delta,
@@ -455,7 +478,7 @@ def _may_change(
 @njit_leaf
 def _mobil(
     la: LaneArrays,
-    seen: Out,
+    seen: Seen,
     actors: Actors,
     drivers: Drivers,
     i: int,

@@ -150,6 +150,7 @@ class DriverSensor:
         want: IntArray | int = WANT_ALL,
         visibility: FloatArray | float = DEFAULT_VISIBILITY,
         out: Out | None = None,
+        order: IntArray | None = None,
     ) -> Out:
         """Runs the sensor for the vehicles in ``slots``.
 
@@ -161,22 +162,21 @@ class DriverSensor:
             want: Per row or for all, what to find (`roadsim.sensors.driver_kernels`
                 WANT_* flags); everything by default.
             visibility: Per row or for all (m).
-            out: Results of an earlier call over as many rows to write over (the kernel
-                sets every field of every row it visits); new arrays by default.
+            out: Results of an earlier call over as many rows to write over; new arrays
+                by default.
+            order: The order to visit the rows in (`roadsim.world.lane_kernels.by_lane`
+                of their lanes, by default).
 
         Returns:
             The kernel's raw results (`roadsim.sensors.driver_kernels.Out`), by row.
         """
         n = slots.shape[0]
         rows = np.ascontiguousarray(slots, dtype=np.int64)
-        wants = np.broadcast_to(np.asarray(want, dtype=np.int64), (n,))
-        vis = np.broadcast_to(np.asarray(visibility, dtype=np.float64), (n,))
-        shown = (
-            self.lights.state(time).astype(np.int64)
-            if self.lights.signals
-            else np.zeros(0, dtype=np.int64)
-        )
-        order = by_lane(actors.uid[rows], self.info.n)
+        wants = _per_row(want, n, np.int64)
+        vis = _per_row(visibility, n, np.float64)
+        shown = self.lights.state(time).astype(np.int64) if self.lights.signals else _NO_LIGHTS
+        if order is None:
+            order = by_lane(actors.uid[rows], self.info.n)
         la, tab = self.info.arrays, self.tables
         if out is not None:
             sizes = (out.sign_signal.size, out.light_signal.size, out.mark_type.size)
@@ -185,13 +185,12 @@ class DriverSensor:
         while True:
             if out is None:
                 out = Out.empty(n, *self._sizes)
-            observe(la, tab, occ, actors, rows, np.ascontiguousarray(wants),
-                    np.ascontiguousarray(vis), shown, out, order)  # fmt: skip
-            need = tuple(int(c) for c in out.cursor)
-            if all(c <= size for c, size in zip(need, self._sizes, strict=True)):
+            observe(la, tab, occ, actors, rows, wants, vis, shown, out, order)
+            c = out.cursor
+            if c[0] <= self._sizes[0] and c[1] <= self._sizes[1] and c[2] <= self._sizes[2]:
                 return out
             self._sizes = tuple(  # type: ignore[assignment]
-                max(size, 2 * c) for c, size in zip(need, self._sizes, strict=True)
+                max(size, 2 * int(need)) for need, size in zip(c, self._sizes, strict=True)
             )
             out = None
 
@@ -245,6 +244,16 @@ class DriverSensor:
             signals=self.signals,
             markings=self.markings,
         )
+
+
+_NO_LIGHTS = np.zeros(0, dtype=np.int64)
+
+
+def _per_row(value: npt.ArrayLike, n: int, dtype: type) -> npt.NDArray[Any]:
+    """``value`` as a contiguous array of n rows (a scalar repeated)."""
+    if isinstance(value, np.ndarray) and value.dtype == dtype and value.shape == (n,):
+        return np.ascontiguousarray(value)
+    return np.full(n, value, dtype=dtype)
 
 
 def _compact(start: IntArray, count: IntArray) -> tuple[IntArray, IntArray]:

@@ -133,8 +133,9 @@ class Out(NamedTuple):
     the flat arrays' size, in which case the caller enlarges them and runs again.
 
     A row that asks for less than everything (``want`` below `WANT_ALL`) gets its main
-    lane, the lanes' uids and what it asked for; its own-state and lane-geometry fields
-    stay MISSING.
+    lane, the lanes' uids, the main lane's end and lights (empty where not asked for) and
+    the objects it asked for (and the side lanes' whenever its front is over in a
+    neighbour lane); its other fields are not written and mean nothing.
     """
 
     visibility: FloatArray
@@ -598,6 +599,48 @@ def walk_stream(
     out.lane_end_uid[i, j] = end_uid
 
 
+@njit_leaf
+def _reset(out: Out, i: int, w: int) -> None:
+    """Sets row i to the defaults: all of it for a whole view, else what its ``want``
+    asks for and what traffic reads of every row (the main lane, the lanes' uids, the
+    main lane's end and lights)."""
+    full = w == WANT_ALL
+    out.main_uid[i], out.main_p[i], out.main_side[i] = -1, MISSING, 0
+    for j in range(3):
+        out.lane_uid[i, j] = -1
+        out.lane_exists[i, j] = False
+        out.lane_end[i, j] = MISSING
+        out.lane_end_uid[i, j] = -1
+        out.light_start[i, j] = out.cursor[LIGHTS]
+        out.light_count[i, j] = 0
+    for j in range(6):
+        wanted = (
+            full
+            or (j == FRONT and w & WANT_FRONT)
+            or (j == REAR and w & WANT_REAR)
+            or (j > REAR and w & WANT_SIDES)
+        )
+        if wanted:
+            out.object_slot[i, j] = out.object_id[i, j] = -1
+            out.object_static[i, j] = False
+            out.object_speed[i, j] = out.object_accel[i, j] = out.object_heading[i, j] = MISSING
+            out.object_length[i, j] = out.object_width[i, j] = out.object_height[i, j] = MISSING
+            out.object_lon[i, j] = out.object_lat[i, j] = MISSING
+    if not full:
+        return
+    out.visibility[i] = out.speed[i] = out.accel[i] = out.steering[i] = MISSING
+    out.collision[i] = False
+    out.lateral[i] = out.heading[i] = MISSING
+    out.boundary_left[i] = out.boundary_right[i] = MISSING
+    for j in range(3):
+        out.lane_curvature[i, j] = out.lane_width[i, j] = MISSING
+        out.sign_start[i, j] = out.cursor[SIGNS]
+        out.sign_count[i, j] = 0
+    for j in range(4):
+        out.mark_start[i, j] = out.cursor[MARKS]
+        out.mark_count[i, j] = 0
+
+
 @njit_loop
 def observe(
     la: LaneArrays,
@@ -621,30 +664,13 @@ def observe(
         full = w == WANT_ALL
         vis = visibility[i]
         salt = actors.salt[k]
-        out.visibility[i] = vis
-        out.speed[i] = actors.speed[k]
-        out.accel[i] = actors.accel[k]
-        out.steering[i] = actors.steer[k] * actors.steering_ratio[k]
-        out.collision[i] = actors.collided[k]
-        for j in range(3):
-            out.lane_uid[i, j] = -1
-            out.lane_exists[i, j] = False
-            out.lane_curvature[i, j] = out.lane_width[i, j] = out.lane_end[i, j] = MISSING
-            out.lane_end_uid[i, j] = -1
-            out.sign_start[i, j] = out.light_start[i, j] = out.cursor[0]
-            out.sign_count[i, j] = out.light_count[i, j] = 0
-        for j in range(4):
-            out.mark_start[i, j] = 0
-            out.mark_count[i, j] = 0
-        for j in range(6):
-            out.object_slot[i, j] = out.object_id[i, j] = -1
-            out.object_static[i, j] = False
-            out.object_speed[i, j] = out.object_accel[i, j] = out.object_heading[i, j] = MISSING
-            out.object_length[i, j] = out.object_width[i, j] = out.object_height[i, j] = MISSING
-            out.object_lon[i, j] = out.object_lat[i, j] = MISSING
-        out.lateral[i] = out.heading[i] = MISSING
-        out.boundary_left[i] = out.boundary_right[i] = MISSING
-        out.main_uid[i], out.main_p[i], out.main_side[i] = -1, MISSING, 0
+        _reset(out, i, w)
+        if full:
+            out.visibility[i] = vis
+            out.speed[i] = actors.speed[k]
+            out.accel[i] = actors.accel[k]
+            out.steering[i] = actors.steer[k] * actors.steering_ratio[k]
+            out.collision[i] = actors.collided[k]
         u = actors.uid[k]
         if u < 0 or u >= la.length.shape[0]:
             continue
@@ -657,6 +683,12 @@ def observe(
         pc = progress(la, u, actors.s[k])
         m, pf, lat, side = main_lane(la, tab, salt, u, pc, half, xf, yf)
         out.main_uid[i], out.main_p[i], out.main_side[i] = m, pf, side
+        if side != 0 and w & WANT_FRONT and not w & WANT_SIDES:
+            # The front is over in a neighbour lane: the lane of the vehicle's centre is
+            # a side lane of the view, and traffic reads its leader there.
+            w |= WANT_SIDES
+            for j in range(2, 6):
+                out.object_slot[i, j] = -1
         if full:
             lo, hi = bounds(la, m, pf)
             width = hi - lo

@@ -65,36 +65,47 @@ def footprints(
     ``extra`` entries (slot, lane, progress) are added as they are: the traffic model
     enters vehicles that signal a lane change in the lane they are moving into.
     """
-    lanes = la.length.shape[0]
-    on = np.flatnonzero(active & (uid >= 0) & (uid < lanes))
-    on = on[by_lane(uid[on], lanes)]  # neighbours on the map read neighbouring table rows
-    slot, lane, p, reach = _entries(la, on, uid, s, t, heading, length, width, uid.shape[0])
-    if extra is not None and extra[0].size:
-        slot = np.concatenate((slot, extra[0]))
-        lane = np.concatenate((lane, extra[1]))
-        p = np.concatenate((p, extra[2]))
-    return LaneOccupancy(*sort_entries(lanes, slot, lane, p), reach)
+    if extra is None:
+        extra = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+    return LaneOccupancy(*_footprints(la, active, uid, s, t, heading, length, width, *extra))
 
 
 @njit
-def _entries(
+def _footprints(
     la: LaneArrays,
-    on: IntArray,
+    active: BoolArray,
     uid: IntArray,
     s: FloatArray,
     t: FloatArray,
     heading: FloatArray,
     length: FloatArray,
     width: FloatArray,
-    capacity: int,
-) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    extra_slot: IntArray,
+    extra_lane: IntArray,
+    extra_p: FloatArray,
+) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray]:
+    """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach)``."""
+    lanes = la.length.shape[0]
+    count = 0
+    for k in range(uid.size):
+        if active[k] and 0 <= uid[k] < lanes:
+            count += 1
+    on = np.empty(count, dtype=np.int64)
+    count = 0
+    for k in range(uid.size):
+        if active[k] and 0 <= uid[k] < lanes:
+            on[count] = k
+            count += 1
+    on = on[by_lane(uid[on], lanes)]  # neighbours on the map read neighbouring table rows
     n = on.size
-    slot = np.empty(3 * n, dtype=np.int64)
-    lane = np.empty(3 * n, dtype=np.int64)
-    p = np.empty(3 * n)
-    reach = np.zeros(capacity)
+    m = 3 * n + extra_slot.size
+    slot = np.empty(m, dtype=np.int64)
+    lane = np.empty(m, dtype=np.int64)
+    p = np.empty(m)
+    reach = np.zeros(uid.size)
     m = 0
-    for k in on:
+    for i in range(n):
+        k = on[i]
         u = uid[k]
         q = progress(la, u, s[k])
         slot[m], lane[m], p[m] = k, u, q
@@ -114,7 +125,11 @@ def _entries(
                 slot[m], lane[m] = k, other
                 p[m] = q if la.sign[other] == la.sign[u] else la.length[other] - q
                 m += 1
-    return slot[:m], lane[:m], p[:m], reach
+    for e in range(extra_slot.size):
+        slot[m], lane[m], p[m] = extra_slot[e], extra_lane[e], extra_p[e]
+        m += 1
+    out_slot, out_uid, out_p, ptr = sort_entries(lanes, slot[:m], lane[:m], p[:m])
+    return out_slot, out_uid, out_p, ptr, reach
 
 
 def occupancy(
