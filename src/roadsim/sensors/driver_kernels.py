@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._jit import njit_leaf, njit_loop
-from roadsim.sensors.occupancy import LaneOccupancy
+from roadsim.sensors.occupancy import LaneOccupancy, lower, upper
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -292,32 +292,6 @@ def main_lane(
 
 
 @njit_leaf
-def _lower(occ: LaneOccupancy, lane: int, p: float) -> int:
-    """First index of ``lane``'s entries with progress >= p (the window's end if none)."""
-    lo, hi = occ.ptr[lane], occ.ptr[lane + 1]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if occ.p[mid] < p:
-            lo = mid + 1
-        else:
-            hi = mid
-    return int(lo)
-
-
-@njit_leaf
-def _upper(occ: LaneOccupancy, lane: int, p: float) -> int:
-    """First index of ``lane``'s entries with progress > p (the window's end if none)."""
-    lo, hi = occ.ptr[lane], occ.ptr[lane + 1]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if occ.p[mid] <= p:
-            lo = mid + 1
-        else:
-            hi = mid
-    return int(lo)
-
-
-@njit_leaf
 def _from(occ: LaneOccupancy, lane: int, k: int, up: bool, me: int) -> int:
     """The first entry of ``lane`` from index k on in the direction ``up`` (increasing
     progress) or down that is not actor ``me`` (-1: none)."""
@@ -349,7 +323,7 @@ def search_ahead(
     off = -q if aligned else q - la.length[x]
     while rec >= 0 and off <= limit:
         if first:
-            k = _upper(occ, rec, q) if aligned else _lower(occ, rec, q) - 1
+            k = upper(occ, rec, q) if aligned else lower(occ, rec, q) - 1
         else:
             k = occ.ptr[rec] if aligned else occ.ptr[rec + 1] - 1
         k = _from(occ, rec, k, aligned, me)
@@ -403,7 +377,7 @@ def search_behind(
     branch of the lanes behind: ``(slot, centre distance >= 0, lane, progress)``; slot -1
     where there is none within ``limit`` metres."""
     up = not aligned  # the search runs toward increasing progress on x
-    k = _upper(occ, x, q) - 1 if aligned else _lower(occ, x, q)
+    k = upper(occ, x, q) - 1 if aligned else lower(occ, x, q)
     k = _from(occ, x, k, up, me)
     if k >= 0:
         p = occ.p[k]

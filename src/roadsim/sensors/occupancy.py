@@ -3,8 +3,8 @@
 `footprints` enters each active actor on a lane in its own lane, at the progress of its
 centre, and in each neighbour lane its footprint reaches into (an actor changing lanes,
 a truck wider than its lane, a box across two lanes). `LaneOccupancy` is the sorted
-result; the compiled look-ups below find the first actor ahead of or behind a progress in
-one lane with a binary search inside the lane's window. The driver sensor
+result; the compiled look-ups below find where a progress falls among a lane's entries with
+a binary search inside the lane's window. The driver sensor
 (`roadsim.sensors.driver`) walks lanes with them, and so, through it, does traffic.
 """
 
@@ -181,21 +181,8 @@ def sort_entries(
 
 
 @njit_leaf
-def first_ahead(occ: LaneOccupancy, lane: int, p: float) -> int:
-    """Index of the first entry of ``lane`` with progress > p (-1: none)."""
-    lo, hi = occ.ptr[lane], occ.ptr[lane + 1]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if occ.p[mid] <= p:
-            lo = mid + 1
-        else:
-            hi = mid
-    return int(lo) if lo < occ.ptr[lane + 1] else -1
-
-
-@njit_leaf
-def last_behind(occ: LaneOccupancy, lane: int, p: float) -> int:
-    """Index of the last entry of ``lane`` with progress < p (-1: none)."""
+def lower(occ: LaneOccupancy, lane: int, p: float) -> int:
+    """First index of ``lane``'s entries with progress >= p (the window's end if none)."""
     lo, hi = occ.ptr[lane], occ.ptr[lane + 1]
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -203,7 +190,20 @@ def last_behind(occ: LaneOccupancy, lane: int, p: float) -> int:
             lo = mid + 1
         else:
             hi = mid
-    return int(lo - 1) if lo > occ.ptr[lane] else -1
+    return int(lo)
+
+
+@njit_leaf
+def upper(occ: LaneOccupancy, lane: int, p: float) -> int:
+    """First index of ``lane``'s entries with progress > p (the window's end if none)."""
+    lo, hi = occ.ptr[lane], occ.ptr[lane + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if occ.p[mid] <= p:
+            lo = mid + 1
+        else:
+            hi = mid
+    return int(lo)
 
 
 @njit_leaf

@@ -192,21 +192,10 @@ class TrafficSign(_Record):
 
 
 @dataclass(frozen=True, slots=True)
-class TrafficLight(_Record):
-    """A traffic light valid for a lane ahead, with what it shows now.
+class TrafficLight(TrafficSign):
+    """A traffic light valid for a lane ahead: a `TrafficSign`'s fields, and what it
+    shows now (``state``: "red", "yellow" or "green")."""
 
-    Attributes:
-        id, relative_distance, type, subtype, country, value, unit: As for `TrafficSign`.
-        state: "red", "yellow" or "green".
-    """
-
-    id: str
-    relative_distance: float
-    type: str
-    subtype: str
-    country: str = ""
-    value: float = MISSING
-    unit: str = ""
     state: str = "red"
 
 
