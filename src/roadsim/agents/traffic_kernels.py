@@ -210,24 +210,34 @@ def prepare(
 
 
 @njit_leaf
+def _changeable(la: LaneArrays, u: int, other: int) -> bool:
+    """Whether traffic on lane u may change into lane ``other`` at all (a drivable lane
+    of the same direction)."""
+    return other >= 0 and la.drivable[other] != 0 and la.sign[other] == la.sign[u]
+
+
+@njit_leaf
 def _has_neighbour(la: LaneArrays, u: int) -> bool:
-    """Whether lane u has a neighbour traffic may change into (drivable, same direction)."""
-    for other in (la.left_uid[u], la.right_uid[u]):
-        if other >= 0 and la.drivable[other] != 0 and la.sign[other] == la.sign[u]:
-            return True
-    return False
+    """Whether lane u has a neighbour traffic may change into."""
+    return _changeable(la, u, la.left_uid[u]) or _changeable(la, u, la.right_uid[u])
+
+
+@njit_leaf
+def _fill_route(la: LaneArrays, salt: np.uint64, u: int, row: IntArray) -> None:
+    """Writes the lanes of the route after lane u into ``row`` (-1 past its end)."""
+    cur = u
+    for h in range(row.size):
+        cur = choose_next(la, salt, cur)
+        row[h] = cur
 
 
 @njit
 def routes(la: LaneArrays, uid: IntArray, salt: UIntArray, hops: int) -> IntArray:
     """The next ``hops`` lanes of the route from each lane ``uid`` (-1 past its end),
     shape (N, hops); ``salt`` by row."""
-    out = np.full((uid.size, hops), -1, dtype=np.int64)
+    out = np.empty((uid.size, hops), dtype=np.int64)
     for i in range(uid.size):
-        cur = uid[i]
-        for h in range(hops):
-            cur = choose_next(la, salt[i], cur)
-            out[i, h] = cur
+        _fill_route(la, salt[i], uid[i], out[i])
     return out
 
 
@@ -319,10 +329,8 @@ def perceive(
         k = me[i]
         u = actors.uid[k]
         salt = drivers.salt[k]
-        lanes[i, 0] = cur = u
-        for h in range(1, 1 + HOPS):
-            cur = choose_next(la, salt, cur)
-            lanes[i, h] = cur
+        lanes[i, 0] = u
+        _fill_route(la, salt, u, lanes[i, 1:])
         own = own_lane(seen, i)
         g, lv, ahead = front_in(seen, speed, i, own)
         changing = target[i] != u
@@ -502,7 +510,7 @@ def _mobil(
     own = own_lane(seen, i)
     for right in (False, True):
         cand = la.right_uid[u] if right else la.left_uid[u]
-        if cand < 0 or not la.drivable[cand] or la.sign[cand] != la.sign[u]:
+        if not _changeable(la, u, cand):
             continue
         # Wide enough for the vehicle here and a little further on.
         wide = True

@@ -29,6 +29,7 @@ from roadsim.world.lane_kernels import (
     bounds,
     choose_next,
     mix_hash,
+    over_edge,
     pose,
     progress,
     project,
@@ -278,13 +279,9 @@ def main_lane(
     p, lat = project(la, x, p, xf, yf)
     lo, hi = bounds(la, x, p)
     if math.fabs(lat) > 0.5 * (hi - lo):
-        cand = _side(la, x, lat > 0.0)
-        if cand >= 0 and la.sign[cand] != 0.0:
-            q = p if la.sign[cand] == la.sign[x] else la.length[cand] - p
-            q2, lat2 = project(la, cand, q, xf, yf)
-            lo2, hi2 = bounds(la, cand, q2)
-            if math.fabs(lat2) <= 0.5 * (hi2 - lo2):
-                return int(cand), q2, lat2, 1 if lat > 0.0 else -1
+        cand, q2, lat2, lo2, hi2 = over_edge(la, x, p, lat, xf, yf)
+        if cand >= 0 and math.fabs(lat2) <= 0.5 * (hi2 - lo2):
+            return cand, q2, lat2, 1 if lat > 0.0 else -1
     return int(x), p, lat, 0
 
 

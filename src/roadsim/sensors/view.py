@@ -88,12 +88,8 @@ class _Record:
                 value = value.to_dict()
             elif isinstance(value, tuple):
                 value = [v.to_dict() if isinstance(v, _Record) else v for v in value]
-            out[_CAMEL.get(f.name, _camel(f.name))] = value
+            out[_camel(f.name)] = value
         return out
-
-
-# Names where openPASS does not simply camel-case ours.
-_CAMEL = {"id": "id"}
 
 
 # -- OwnVehicleStates ---------------------------------------------------------------------------

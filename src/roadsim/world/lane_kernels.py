@@ -213,6 +213,24 @@ def project(la: LaneArrays, u: int, p: float, x: float, y: float) -> tuple[float
     return float((k + w) * la.spacing[u]), lateral
 
 
+@njit_leaf
+def over_edge(
+    la: LaneArrays, u: int, p: float, lateral: float, x: float, y: float
+) -> tuple[int, float, float, float, float]:
+    """The neighbour of lane ``u`` on the side of ``lateral`` (+ left) and the point
+    (x, y) projected onto it, for a point at progress p on ``u`` that lies over its edge:
+    ``(lane, progress, lateral, t_lo, t_hi)``, lane -1 where there is no lane there (the
+    caller decides whether the point lies in it). A neighbour of the other direction
+    counts progress from the other end."""
+    cand = la.left_uid[u] if lateral > 0.0 else la.right_uid[u]
+    if cand < 0 or la.sign[cand] == 0.0:
+        return -1, 0.0, 0.0, 0.0, 0.0
+    q = p if la.sign[cand] == la.sign[u] else la.length[cand] - p
+    q2, lat2 = project(la, cand, q, x, y)
+    lo2, hi2 = bounds(la, cand, q2)
+    return int(cand), q2, lat2, lo2, hi2
+
+
 # -- visiting order -------------------------------------------------------------------------------
 
 

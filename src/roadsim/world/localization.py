@@ -28,6 +28,7 @@ from roadsim.world.lane_kernels import (
     bounds,
     by_lane,
     choose_next,
+    over_edge,
     progress,
     project,
     road_s,
@@ -172,15 +173,14 @@ def _relocalize_kernel(
             # one while it is roughly on it.
             slack = JUNCTION_SLACK if la.junction[u] >= 0 else 0.0
             if math.fabs(lateral) > 0.5 * (hi - lo) + slack:
-                cand = la.left_uid[u] if lateral > 0.0 else la.right_uid[u]
+                cand, q2, lat2, lo2, hi2 = over_edge(la, u, p, lateral, x[k], y[k])
                 lost = True
-                if cand >= 0 and la.sign[cand] != 0.0:
-                    # A neighbour of the other direction counts progress from the other end.
-                    q = p if la.sign[cand] == la.sign[u] else la.length[cand] - p
-                    q2, lat2 = project(la, cand, q, x[k], y[k])
-                    lo2, hi2 = bounds(la, cand, q2)
-                    if math.fabs(lat2) <= 0.5 * (hi2 - lo2) and 0.0 <= q2 <= la.length[cand]:
-                        u, p, lateral, lost, lo, hi = cand, q2, lat2, False, lo2, hi2
+                if (
+                    cand >= 0
+                    and math.fabs(lat2) <= 0.5 * (hi2 - lo2)
+                    and 0.0 <= q2 <= la.length[cand]
+                ):
+                    u, p, lateral, lost, lo, hi = cand, q2, lat2, False, lo2, hi2
         if lost:
             uid[k] = -1
             road[k] = -1
