@@ -3,8 +3,14 @@
 The tick's hot passes (localisation, perception, the traffic model, the bicycle model,
 collisions) are loops over vehicles, compiled once per machine and cached next to their
 source (numba's ``cache=True``), so a tick is a handful of calls instead of hundreds of
-numpy operations. The kernels run single-threaded and never use fast-math, so results
-are the same on every run: same scenario and seed, same bits.
+numpy operations. They never use fast-math, and each row of a pass depends only on its
+inputs, so results are the same on every run: same scenario and seed, same bits.
+
+The heaviest passes split their rows over numba's threads (`njit_rows`; one a core,
+or ``NUMBA_NUM_THREADS``): each row writes only its own outputs, so the split changes
+nothing in the results. Compiling them takes longer (a minute more for the driver
+sensor's pass, once per machine); Python threads cost less to compile but about 0.1 ms
+a pass to hand rows over, more than the passes of 1,000 vehicles take.
 
 ``error_model="numpy"`` makes a division by zero give inf or NaN as numpy does, instead
 of raising.
@@ -25,6 +31,8 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numba
+import numpy as np
+import numpy.typing as npt
 from numba.core import caching
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -87,6 +95,11 @@ def _load_index_or_nothing(self: Any) -> Any:
 caching.IndexDataCacheFile._load_index = _load_index_or_nothing  # type: ignore[method-assign]
 
 
+# Chunks a pass over rows is split in (`njit_rows`): one a numba thread. A constant,
+# because a kernel that asks numba for its threads cannot be cached; with fewer threads
+# than this (``numba.set_num_threads``), a thread takes several chunks.
+CHUNKS: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+
 _KERNELS: list[Any] = []  # every dispatcher called from Python, for `kernels_cached`
 
 
@@ -120,7 +133,9 @@ def njit_leaf(fn: F) -> F:
     """
     return cast(
         F,
-        numba.njit(cache=True, nogil=True, error_model="numpy", inline="always", **_NO_REFCOUNT)(fn),
+        numba.njit(cache=True, nogil=True, error_model="numpy", inline="always", **_NO_REFCOUNT)(
+            fn
+        ),
     )
 
 
@@ -130,3 +145,28 @@ def njit_loop(fn: F) -> F:
     kernel = numba.njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNT)(fn)
     _KERNELS.append(kernel)
     return cast(F, kernel)
+
+
+def njit_rows(fn: F) -> F:
+    """Compiles a pass over rows that splits them over numba's threads: ``fn`` loops
+    with ``numba.prange`` over `CHUNKS` chunks, and its loop body is one call of a
+    `njit_loop` kernel on the chunk's rows (`chunk`). Every row must write only its own
+    outputs (no reductions; scratch, if any, by chunk), so the results do not depend on
+    the number of threads or on the split.
+
+    The body must stay one call: numba's parallel lowering (0.68) drops stores into
+    arrays reached through a named tuple (``out.gap[i] = ...``) made in the prange body
+    itself, but not those made inside a kernel called from it.
+    """
+    kernel = numba.njit(cache=True, nogil=True, error_model="numpy", parallel=True, **_NO_REFCOUNT)(
+        fn
+    )
+    _KERNELS.append(kernel)
+    return cast(F, kernel)
+
+
+@njit_leaf
+def chunk(order: npt.NDArray[np.int64], c: int, chunks: int) -> npt.NDArray[np.int64]:
+    """Chunk c of ``chunks`` equal runs of the visiting ``order`` (a view)."""
+    n = order.shape[0]
+    return order[c * n // chunks : (c + 1) * n // chunks]

@@ -117,7 +117,7 @@ def test_searches_ahead_and_behind_match_the_references(info: LaneInfo) -> None:
         want_slot, want_d = _ahead_reference(occ, sensor, i, lane, q, salt[i], limit)
         assert (slot, d) == (want_slot, pytest.approx(want_d, abs=1e-9))
         found_ahead += slot >= 0
-        slot, d, _, _ = search_behind(la, tab, occ, i, lane, True, q, limit, scratch)
+        slot, d, _, _ = search_behind(la, tab, occ, i, lane, True, q, limit, scratch, 0)
         assert d == pytest.approx(_behind_reference(occ, sensor, i, lane, q, limit), abs=1e-9)
         found_behind += slot >= 0
     # The test sees objects in the lane and along the lanes ahead and behind.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 import pytest
 
@@ -61,6 +62,20 @@ def test_same_seed_gives_bit_identical_frames(name: str) -> None:
     first = run_arrays(Simulation(name), 200)
     second = run_arrays(Simulation(name), 200)
     for frame, (a, b) in enumerate(zip(first, second, strict=True)):
+        for key in a:
+            assert a[key].tobytes() == b[key].tobytes(), (frame, key)
+
+
+def test_frames_do_not_depend_on_the_thread_count() -> None:
+    # The heavy passes split their rows over numba's threads (roadsim._jit.njit_rows).
+    default = numba.get_num_threads()
+    parallel = run_arrays(Simulation("highway"), 100)
+    numba.set_num_threads(1)
+    try:
+        serial = run_arrays(Simulation("highway"), 100)
+    finally:
+        numba.set_num_threads(default)
+    for frame, (a, b) in enumerate(zip(parallel, serial, strict=True)):
         for key in a:
             assert a[key].tobytes() == b[key].tobytes(), (frame, key)
 

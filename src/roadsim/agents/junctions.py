@@ -79,7 +79,7 @@ class JunctionGate:
         """Gap to the entry of a junction lane each vehicle may not enter yet (inf: free).
 
         Args:
-            me: Vehicle slots, shape (N,), sorted.
+            me: Vehicle slots, shape (N,), each once.
             lanes: The vehicle's lane and the next lanes of its route, shape (N, H).
             start: Distance from the vehicle's front bumper to the start of each of
                 ``lanes`` (m), shape (N, H).

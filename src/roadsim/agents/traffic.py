@@ -194,11 +194,15 @@ class TrafficModel:
         accel = np.zeros(idx.size)
         steer = np.zeros(idx.size)
         on_lane = state.uid[idx] >= 0
-        me = idx[on_lane]
         # Off every lane (a vehicle pushed off the road): brake, wheels straight.
         accel[~on_lane] = -drivers.comfort_decel[idx[~on_lane]]
-        if me.size == 0:
+        if not on_lane.any():
             return accel, steer
+        # The rows in lane order (see `by_lane`): each thread's share of a pass is a run
+        # of rows, and vehicles near each other read neighbouring table rows.
+        at = np.flatnonzero(on_lane)  # positions in idx
+        at = at[by_lane(state.uid[idx[at]], info.n)]
+        me = idx[at]
         actors = Actors(
             active=state.active,
             uid=state.uid,
@@ -214,10 +218,9 @@ class TrafficModel:
         )
         # -- what each vehicle is about to do, and what it sees ----------------------------------
         n = me.size
-        uid = state.uid[me]
         p, target, extra = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
         may_change, want = np.empty(n, dtype=bool), np.empty(n, dtype=np.int64)
-        order = by_lane(uid, info.n)  # rows visited in lane order: see `by_lane`
+        order = np.arange(n)
         envelope_sq, curvature = np.empty(n), np.empty(n)
         prepare(
             la, actors, salt, me, self.target_uid, self.merge_into, self.change_timer,
@@ -253,14 +256,16 @@ class TrafficModel:
             float(params.idm.delta), a, best, order,
         )  # fmt: skip
         changed = np.flatnonzero(best != target)
-        changed = changed[clear_of_each_other(best[changed], p[changed], actors.half_length[me[changed]])]
+        changed = changed[
+            clear_of_each_other(best[changed], p[changed], actors.half_length[me[changed]])
+        ]
         target[changed] = best[changed]
         self.change_timer[me[changed]] = CHANGE_COOLDOWN
         self.target_uid[me] = target
         d = np.empty(n)
         steering(la, actors, drivers, me, p, target, planned, curvature, d, order)
-        accel[on_lane] = a
-        steer[on_lane] = d
+        accel[at] = a
+        steer[at] = d
         return accel, steer
 
 

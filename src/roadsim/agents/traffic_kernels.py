@@ -16,8 +16,9 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from numba import prange
 
-from roadsim._jit import njit, njit_leaf, njit_loop
+from roadsim._jit import CHUNKS, chunk, njit, njit_leaf, njit_loop, njit_rows
 from roadsim.agents.idm import idm_accel_one
 from roadsim.sensors.driver_kernels import (
     EGO,
@@ -147,7 +148,7 @@ def carry_target(la: LaneArrays, target: int, uid: int, salt: np.uint64) -> int:
 
 
 @njit_loop
-def prepare(
+def _prepare_rows(
     la: LaneArrays,
     actors: Actors,
     salt: UIntArray,
@@ -207,6 +208,53 @@ def prepare(
         if target[i] != u or (may_change[i] and _has_neighbour(la, u)):
             w |= WANT_SIDES
         want[i] = w
+
+
+@njit_rows
+def prepare(
+    la: LaneArrays,
+    actors: Actors,
+    salt: UIntArray,
+    me: IntArray,
+    target_uid: IntArray,
+    merge_into: IntArray,
+    change_timer: FloatArray,
+    tick: int,
+    dt: float,
+    p: FloatArray,
+    target: IntArray,
+    extra_lane: IntArray,
+    may_change: BoolArray,
+    want: IntArray,
+    light_ahead: FloatArray,
+    visibility: float,
+    order: IntArray,
+    envelope_sq: FloatArray,
+    curvature: FloatArray,
+) -> None:
+    """`_prepare_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
+    for c in prange(CHUNKS):
+        _prepare_rows(
+            la,
+            actors,
+            salt,
+            me,
+            target_uid,
+            merge_into,
+            change_timer,
+            tick,
+            dt,
+            p,
+            target,
+            extra_lane,
+            may_change,
+            want,
+            light_ahead,
+            visibility,
+            chunk(order, c, CHUNKS),
+            envelope_sq,
+            curvature,
+        )
 
 
 @njit_leaf
@@ -301,7 +349,7 @@ def rear_in(seen: Seen, i: int, j: int) -> tuple[float, int]:
 
 
 @njit_loop
-def perceive(
+def _perceive_rows(
     la: LaneArrays,
     seen: Seen,
     actors: Actors,
@@ -374,11 +422,32 @@ def perceive(
         out.obstacle[i] = nearest
 
 
+@njit_rows
+def perceive(
+    la: LaneArrays,
+    seen: Seen,
+    actors: Actors,
+    drivers: Drivers,
+    me: IntArray,
+    p: FloatArray,
+    target: IntArray,
+    granted: BoolArray,
+    stops: IntArray,
+    out: Perceived,
+    order: IntArray,
+) -> None:
+    """`_perceive_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
+    for c in prange(CHUNKS):
+        _perceive_rows(
+            la, seen, actors, drivers, me, p, target, granted, stops, out, chunk(order, c, CHUNKS)
+        )
+
+
 # -- decide -----------------------------------------------------------------------------------------
 
 
 @njit_loop
-def decide(
+def _decide_rows(
     la: LaneArrays,
     seen: Seen,
     actors: Actors,
@@ -433,8 +502,59 @@ def decide(
             )  # fmt: skip
 
 
+@njit_rows
+def decide(
+    la: LaneArrays,
+    seen: Seen,
+    actors: Actors,
+    drivers: Drivers,
+    me: IntArray,
+    p: FloatArray,
+    target: IntArray,
+    lanes: IntArray,
+    start: FloatArray,
+    gap: FloatArray,
+    lead_v: FloatArray,
+    obstacle: FloatArray,
+    envelope_sq: FloatArray,
+    may_change: BoolArray,
+    through_lane: BoolArray,
+    politeness: float,
+    keep_right: bool,
+    delta: float,
+    accel: FloatArray,
+    best: IntArray,
+    order: IntArray,
+) -> None:
+    """`_decide_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
+    for c in prange(CHUNKS):
+        _decide_rows(
+            la,
+            seen,
+            actors,
+            drivers,
+            me,
+            p,
+            target,
+            lanes,
+            start,
+            gap,
+            lead_v,
+            obstacle,
+            envelope_sq,
+            may_change,
+            through_lane,
+            politeness,
+            keep_right,
+            delta,
+            accel,
+            best,
+            chunk(order, c, CHUNKS),
+        )
+
+
 @njit_loop
-def steering(
+def _steering_rows(
     la: LaneArrays,
     actors: Actors,
     drivers: Drivers,
@@ -457,6 +577,26 @@ def steering(
         # is beta = asin(curvature * lr), and tan(wheel) = 2 tan(beta).
         sin_beta = min(max(curvature[i] * 0.5 * drivers.wheelbase[k], -0.99), 0.99)
         steer[i] = math.atan(2.0 * sin_beta / math.sqrt(1.0 - sin_beta * sin_beta))
+
+
+@njit_rows
+def steering(
+    la: LaneArrays,
+    actors: Actors,
+    drivers: Drivers,
+    me: IntArray,
+    p: FloatArray,
+    target: IntArray,
+    planned: IntArray,
+    curvature: FloatArray,
+    steer: FloatArray,
+    order: IntArray,
+) -> None:
+    """`_steering_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
+    for c in prange(CHUNKS):
+        _steering_rows(
+            la, actors, drivers, me, p, target, planned, curvature, steer, chunk(order, c, CHUNKS)
+        )
 
 
 @njit_leaf

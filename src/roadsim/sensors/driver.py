@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._jit import CHUNKS
 from roadsim.road.graph import END_OF_LANE_TYPES
 from roadsim.road.signals import SignalIndex
 from roadsim.scenario.schema import VEHICLE_MODELS
@@ -96,7 +97,7 @@ class DriverSensor:
                 for name in model_names
             ]
         )
-        self._sizes = (64, 64, 256)  # flat list capacity, grown as needed
+        self._sizes = (64, 64, 256)  # flat list room of each chunk, grown as needed
 
     # -- per tick -------------------------------------------------------------------------------
 
@@ -178,19 +179,24 @@ class DriverSensor:
         if order is None:
             order = by_lane(actors.uid[rows], self.info.n)
         la, tab = self.info.arrays, self.tables
+        chunks = CHUNKS
         if out is not None:
             sizes = (out.sign_signal.size, out.light_signal.size, out.mark_type.size)
-            if out.speed.shape[0] != n or sizes != self._sizes:
+            room = tuple(size * chunks for size in self._sizes)
+            if out.speed.shape[0] != n or len(out.cursor) != chunks or sizes != room:
                 out = None
         while True:
             if out is None:
-                out = Out.empty(n, *self._sizes)
+                signs, lights, marks = (size * chunks for size in self._sizes)
+                out = Out.empty(n, signs, lights, marks, chunks)
             observe(la, tab, occ, actors, rows, wants, vis, shown, out, order)
-            c = out.cursor
-            if c[0] <= self._sizes[0] and c[1] <= self._sizes[1] and c[2] <= self._sizes[2]:
+            # Each chunk's entries of each kind, against the room of its part.
+            used = out.cursor[:, :3] - np.arange(chunks)[:, None] * self._sizes
+            if (used <= self._sizes).all():
                 return out
             self._sizes = tuple(  # type: ignore[assignment]
-                max(size, 2 * int(need)) for need, size in zip(c, self._sizes, strict=True)
+                max(size, 2 * int(need))
+                for need, size in zip(used.max(axis=0), self._sizes, strict=True)
             )
             out = None
 

@@ -21,8 +21,9 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from numba import prange
 
-from roadsim._jit import njit_leaf, njit_loop
+from roadsim._jit import chunk, njit_leaf, njit_loop, njit_rows
 from roadsim.sensors.occupancy import LaneOccupancy, lower, upper
 from roadsim.world.lane_kernels import (
     LaneArrays,
@@ -55,7 +56,8 @@ MAX_HOPS = 4  # lane records the front of a vehicle may be past its centre's
 REACH_MARGIN = 10.0  # m: no actor reaches further than this from its centre along a lane
 LEFT, EGO, RIGHT = 0, 1, 2
 FRONT, REAR, FRONT_LEFT, REAR_LEFT, FRONT_RIGHT, REAR_RIGHT = range(6)
-SIGNS, LIGHTS, MARKS = 0, 1, 2  # cursors
+SIGNS, LIGHTS, MARKS = 0, 1, 2  # columns of `Out.cursor`
+END = 3  # `Out.cursor`'s column END + kind: the end of the chunk's part for that kind
 
 END_OK, SIG_PTR, MARK_HI, MARK_LO = range(4)  # columns of `Tables.lane_row`
 MARK_S0, MARK_S1, MARK_TYPE, MARK_COLOR, MARK_WIDTH = range(5)  # columns of `Tables.mark`
@@ -128,10 +130,15 @@ class Out(NamedTuple):
     progress on it), ``main_side`` (0: the main lane is the lane of the vehicle's centre
     or its continuation; +1 / -1: the lane to its left / right), ``lane_end_uid`` (the
     last lane of each stream, -1 where it goes on beyond the visibility distance),
-    ``object_slot`` (the object's actor slot, -1: none). The lists are written in the
-    order the rows are visited: entries ``start[i, j]:start[i, j] + count[i, j]`` of
-    the flat arrays; ``cursor`` counts the entries of each kind written, and may exceed
-    the flat arrays' size, in which case the caller enlarges them and runs again.
+    ``object_slot`` (the object's actor slot, -1: none). A row's list is entries
+    ``start[i, j]:start[i, j] + count[i, j]`` of the flat arrays. The rows are visited in
+    chunks, one thread's share each (``cursor.shape[0]`` of them, a contiguous run of
+    the visiting order each): chunk c writes its lists into its own equal part of each
+    flat array, in the order it visits its rows, and ``cursor[c]`` counts on from the
+    start of that part (column `SIGNS`, `LIGHTS` or `MARKS`; column `END` + kind holds
+    where the part ends; the rows are padded to a cache line). A cursor may pass the
+    end of its part, in which case the caller enlarges the flat arrays and runs again.
+    ``stack_lane`` and ``stack_off`` are each chunk's scratch for the searches behind.
 
     A row that asks for less than everything (``want`` below `WANT_ALL`) gets its main
     lane, the lanes' uids, the main lane's end and lights (empty where not asked for) and
@@ -188,7 +195,7 @@ class Out(NamedTuple):
     stack_off: FloatArray
 
     @classmethod
-    def empty(cls, n: int, signs: int, lights: int, marks: int) -> Out:
+    def empty(cls, n: int, signs: int, lights: int, marks: int, chunks: int = 1) -> Out:
         def f(*shape: int) -> FloatArray:
             return np.full(shape, MISSING)
 
@@ -206,7 +213,7 @@ class Out(NamedTuple):
             i(n, 3), i(n, 3), i(signs), f(signs),
             i(n, 3), i(n, 3), i(lights), f(lights), i(lights),
             i(n, 4), i(n, 4), i(marks), i(marks), f(marks), f(marks),
-            np.zeros(3, dtype=np.int64), i(STACK), f(STACK),
+            np.zeros((chunks, 8), dtype=np.int64), i(chunks, STACK), f(chunks, STACK),
         )  # fmt: skip
 
 
@@ -334,28 +341,30 @@ def search_ahead(
 
 
 @njit_leaf
-def _push_row(ptr: IntArray, idx: IntArray, rec: int, off: float, top: int, out: Out) -> int:
+def _push_row(
+    ptr: IntArray, idx: IntArray, rec: int, off: float, top: int, out: Out, c: int
+) -> int:
     for e in range(ptr[rec], ptr[rec + 1]):
         if top < STACK:
-            out.stack_lane[top] = idx[e]
-            out.stack_off[top] = off
+            out.stack_lane[c, top] = idx[e]
+            out.stack_off[c, top] = off
             top += 1
     return top
 
 
 @njit_leaf
 def _push(
-    la: LaneArrays, tab: Tables, rec: int, forward: bool, off: float, top: int, out: Out
+    la: LaneArrays, tab: Tables, rec: int, forward: bool, off: float, top: int, out: Out, c: int
 ) -> int:
-    """Pushes every next lane of ``rec`` (successors or predecessors) at ``off``, as far
-    as the stack has room."""
+    """Pushes every next lane of ``rec`` (successors or predecessors) at ``off`` on chunk
+    c's stack, as far as it has room."""
     if la.drivable[rec] != 0:
         if forward:
-            return _push_row(la.next_ptr, la.next_idx, rec, off, top, out)
-        return _push_row(la.prev_ptr, la.prev_idx, rec, off, top, out)
+            return _push_row(la.next_ptr, la.next_idx, rec, off, top, out, c)
+        return _push_row(la.prev_ptr, la.prev_idx, rec, off, top, out, c)
     if forward:
-        return _push_row(tab.succ_ptr, tab.succ_idx, rec, off, top, out)
-    return _push_row(tab.pred_ptr, tab.pred_idx, rec, off, top, out)
+        return _push_row(tab.succ_ptr, tab.succ_idx, rec, off, top, out, c)
+    return _push_row(tab.pred_ptr, tab.pred_idx, rec, off, top, out, c)
 
 
 @njit_leaf
@@ -369,10 +378,11 @@ def search_behind(
     q: float,
     limit: float,
     out: Out,
+    c: int,
 ) -> tuple[int, float, int, float]:
     """The nearest entry behind progress q on lane ``x`` (at q or behind it), over every
     branch of the lanes behind: ``(slot, centre distance >= 0, lane, progress)``; slot -1
-    where there is none within ``limit`` metres."""
+    where there is none within ``limit`` metres. Uses chunk c's stack."""
     up = not aligned  # the search runs toward increasing progress on x
     k = upper(occ, x, q) - 1 if aligned else lower(occ, x, q)
     k = _from(occ, x, k, up, me)
@@ -380,10 +390,10 @@ def search_behind(
         p = occ.p[k]
         return int(occ.slot[k]), (q - p if aligned else p - q), int(x), p
     best, best_d, best_rec, best_p = -1, _INF, -1, 0.0
-    top = _push(la, tab, x, up, la.length[x] - q if up else q, 0, out)
+    top = _push(la, tab, x, up, la.length[x] - q if up else q, 0, out, c)
     while top > 0:
         top -= 1
-        rec, off = out.stack_lane[top], out.stack_off[top]
+        rec, off = out.stack_lane[c, top], out.stack_off[c, top]
         if off > limit or off >= best_d:
             continue
         k = occ.ptr[rec] if up else occ.ptr[rec + 1] - 1
@@ -394,7 +404,7 @@ def search_behind(
             if d < best_d:
                 best, best_d, best_rec, best_p = int(occ.slot[k]), d, int(rec), p
             continue
-        top = _push(la, tab, rec, up, off + la.length[rec], top, out)
+        top = _push(la, tab, rec, up, off + la.length[rec], top, out, c)
     return best, best_d, best_rec, best_p
 
 
@@ -463,12 +473,20 @@ def _object(
 
 @njit_leaf
 def _emit(
-    out: Out, kind: int, index: int, distance: float, extra: int, width: float, merge: bool
+    out: Out,
+    chunk: int,
+    kind: int,
+    index: int,
+    distance: float,
+    extra: int,
+    width: float,
+    merge: bool,
 ) -> bool:
-    """Appends one list entry (a sign, light or marking); a marking equal to the one
-    before it in its list (``merge``) is not repeated. Returns whether it was appended."""
-    c = out.cursor[kind]
-    if kind == MARKS and merge and c - 1 < out.mark_type.size:
+    """Appends one list entry (a sign, light or marking) to chunk's part of the flat
+    arrays; a marking equal to the one before it in its list (``merge``) is not
+    repeated. Returns whether it was appended."""
+    c, end = out.cursor[chunk, kind], out.cursor[chunk, END + kind]
+    if kind == MARKS and merge and c - 1 < end:
         same = (
             out.mark_type[c - 1] == index
             and out.mark_color[c - 1] == extra
@@ -476,14 +494,16 @@ def _emit(
         )
         if same:
             return False
-    if kind == SIGNS and c < out.sign_signal.size:
-        out.sign_signal[c], out.sign_distance[c] = index, distance
-    elif kind == LIGHTS and c < out.light_signal.size:
-        out.light_signal[c], out.light_distance[c], out.light_state[c] = index, distance, extra
-    elif kind == MARKS and c < out.mark_type.size:
-        out.mark_type[c], out.mark_color[c] = index, extra
-        out.mark_width[c], out.mark_distance[c] = width, distance
-    out.cursor[kind] = c + 1
+    if c < end:
+        if kind == SIGNS:
+            out.sign_signal[c], out.sign_distance[c] = index, distance
+        elif kind == LIGHTS:
+            out.light_signal[c], out.light_distance[c] = index, distance
+            out.light_state[c] = extra
+        else:
+            out.mark_type[c], out.mark_color[c] = index, extra
+            out.mark_width[c], out.mark_distance[c] = width, distance
+    out.cursor[chunk, kind] = c + 1
     return True
 
 
@@ -503,21 +523,23 @@ def walk_stream(
     signals: int,
     mark_row: int,
     mark_left: bool,
+    c: int,
 ) -> None:
     """Walks lane ``y``'s stream from progress q up to the visibility distance: the
     distance to the end of the lane (always), its signals (``signals``: 0 none, 1 lights,
     2 signs and lights) and the markings of one side (row ``mark_row`` of row i, -1:
-    none; ``mark_left``: the left side in the driver's direction)."""
+    none; ``mark_left``: the left side in the driver's direction), into chunk c's
+    part of the lists."""
     off = -q if aligned else q - la.length[y]  # from the reference point to the record
     end, end_uid, ended = 0.0, int(y), tab.lane_row[y, END_OK] == 0
     if signals > 0:
-        out.light_start[i, j] = out.cursor[LIGHTS]
+        out.light_start[i, j] = out.cursor[c, LIGHTS]
         out.light_count[i, j] = 0
     if signals > 1:
-        out.sign_start[i, j] = out.cursor[SIGNS]
+        out.sign_start[i, j] = out.cursor[c, SIGNS]
         out.sign_count[i, j] = 0
     if mark_row >= 0:
-        out.mark_start[i, mark_row] = out.cursor[MARKS]
+        out.mark_start[i, mark_row] = out.cursor[c, MARKS]
         out.mark_count[i, mark_row] = 0
     rec = y
     while rec >= 0 and off <= visibility:
@@ -533,10 +555,10 @@ def walk_stream(
                 if tab.sig_light[sig] != 0:
                     plan = tab.sig_plan[sig]
                     state = shown[plan] if 0 <= plan < shown.size else 0
-                    _emit(out, LIGHTS, sig, dist, state, 0.0, False)
+                    _emit(out, c, LIGHTS, sig, dist, state, 0.0, False)
                     out.light_count[i, j] += 1
                 elif signals > 1:
-                    _emit(out, SIGNS, sig, dist, 0, 0.0, False)
+                    _emit(out, c, SIGNS, sig, dist, 0, 0.0, False)
                     out.sign_count[i, j] += 1
         if mark_row >= 0:
             plus = (la.sign[rec] > 0.0) == aligned  # the driver heads along +s here
@@ -557,7 +579,7 @@ def walk_stream(
                 width = seg[MARK_WIDTH]
                 kind, colour = int(seg[MARK_TYPE]), int(seg[MARK_COLOR])
                 start = max(off + lo, 0.0)
-                if _emit(out, MARKS, kind, start, colour, width, merge):
+                if _emit(out, c, MARKS, kind, start, colour, width, merge):
                     out.mark_count[i, mark_row] += 1
         nxt = step_lane(la, tab, salt, rec, aligned)
         if not ended and (nxt < 0 or tab.lane_row[nxt, END_OK] == 0):
@@ -571,10 +593,10 @@ def walk_stream(
 
 
 @njit_leaf
-def _reset(out: Out, i: int, w: int) -> None:
-    """Sets row i to the defaults: all of it for a whole view, else what its ``want``
-    asks for and what traffic reads of every row (the main lane, the lanes' uids, the
-    main lane's end and lights)."""
+def _reset(out: Out, i: int, w: int, c: int) -> None:
+    """Sets row i (of chunk c) to the defaults: all of it for a whole view, else what its
+    ``want`` asks for and what traffic reads of every row (the main lane, the lanes'
+    uids, the main lane's end and lights)."""
     full = w == WANT_ALL
     out.main_uid[i], out.main_p[i], out.main_side[i] = -1, MISSING, 0
     for j in range(3):
@@ -582,7 +604,7 @@ def _reset(out: Out, i: int, w: int) -> None:
         out.lane_exists[i, j] = False
         out.lane_end[i, j] = MISSING
         out.lane_end_uid[i, j] = -1
-        out.light_start[i, j] = out.cursor[LIGHTS]
+        out.light_start[i, j] = out.cursor[c, LIGHTS]
         out.light_count[i, j] = 0
     for j in range(6):
         wanted = (
@@ -605,14 +627,13 @@ def _reset(out: Out, i: int, w: int) -> None:
     out.boundary_left[i] = out.boundary_right[i] = MISSING
     for j in range(3):
         out.lane_curvature[i, j] = out.lane_width[i, j] = MISSING
-        out.sign_start[i, j] = out.cursor[SIGNS]
+        out.sign_start[i, j] = out.cursor[c, SIGNS]
         out.sign_count[i, j] = 0
     for j in range(4):
-        out.mark_start[i, j] = out.cursor[MARKS]
+        out.mark_start[i, j] = out.cursor[c, MARKS]
         out.mark_count[i, j] = 0
 
 
-@njit_loop
 def observe(
     la: LaneArrays,
     tab: Tables,
@@ -627,15 +648,60 @@ def observe(
 ) -> None:
     """The driver views of the vehicles in slots ``rows`` (see the module docstring),
     written to ``out`` by row; ``want`` (bit flags per row) says what each row needs,
-    ``shown`` what each light of the plan shows. Rows are visited in ``order``."""
-    out.cursor[:] = 0
+    ``shown`` what each light of the plan shows. Rows are visited in ``order``, in
+    ``out.cursor.shape[0]`` chunks split over the threads (see `Out`)."""
+    chunks = out.cursor.shape[0]
+    part = np.array([out.sign_signal.size, out.light_signal.size, out.mark_type.size]) // chunks
+    start = np.arange(chunks)[:, None] * part
+    out.cursor[:, SIGNS : MARKS + 1] = start
+    out.cursor[:, END + SIGNS : END + MARKS + 1] = start + part
+    _observe_split(la, tab, occ, actors, rows, want, visibility, shown, out, order)
+
+
+@njit_rows
+def _observe_split(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    actors: Actors,
+    rows: IntArray,
+    want: IntArray,
+    visibility: FloatArray,
+    shown: IntArray,
+    out: Out,
+    order: IntArray,
+) -> None:
+    """`_observe_rows`, one chunk a thread (`roadsim._jit.njit_rows`)."""
+    chunks = out.cursor.shape[0]
+    for c in prange(chunks):
+        _observe_rows(
+            la, tab, occ, actors, rows, want, visibility, shown, out, chunk(order, c, chunks), c
+        )
+
+
+@njit_loop
+def _observe_rows(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    actors: Actors,
+    rows: IntArray,
+    want: IntArray,
+    visibility: FloatArray,
+    shown: IntArray,
+    out: Out,
+    order: IntArray,
+    c: int,
+) -> None:
+    """The rows ``order`` of `observe`, as chunk c (its lists go to its part of the flat
+    arrays)."""
     for i in order:
         k = rows[i]
         w = want[i]
         full = w == WANT_ALL
         vis = visibility[i]
         salt = actors.salt[k]
-        _reset(out, i, w)
+        _reset(out, i, w, c)
         if full:
             out.visibility[i] = vis
             out.speed[i] = actors.speed[k]
@@ -696,10 +762,10 @@ def observe(
                 mark_row = 2 if j == LEFT else (0 if j == EGO else 3)
             walk_stream(
                 la, tab, salt, y, aligned, q, vis, shown, out, i, j, signals, mark_row,
-                j != RIGHT,
+                j != RIGHT, c,
             )  # fmt: skip
             if j == EGO and full:
-                walk_stream(la, tab, salt, y, aligned, q, vis, shown, out, i, j, 0, 1, False)
+                walk_stream(la, tab, salt, y, aligned, q, vis, shown, out, i, j, 0, 1, False, c)
 
         # -- the objects around ------------------------------------------------------------------
         if w & (WANT_FRONT | WANT_REAR | WANT_SIDES) == 0:
@@ -729,6 +795,6 @@ def observe(
                 _object(la, occ, actors, out, i, front, k, found, True, aligned, vis, sign,
                         e0, q0, x, q)  # fmt: skip
             if j != EGO or w & WANT_REAR:
-                found = search_behind(la, tab, occ, k, x, aligned, q, limit, out)
+                found = search_behind(la, tab, occ, k, x, aligned, q, limit, out, c)
                 _object(la, occ, actors, out, i, rear, k, found, False, aligned, vis, sign,
                         e0, q0, x, q)  # fmt: skip

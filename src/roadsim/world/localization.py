@@ -8,8 +8,8 @@ next lane when it passes the end of its lane record (at most three lanes a tick)
 the lateral offset against the lane's width and tries the neighbour on that side, and only
 for what is left runs a full `localize` (with the heading as hint).
 
-The per-vehicle part is one compiled loop (`roadsim._jit.njit_loop`) over the lane tables'
-`roadsim.world.lane_kernels.LaneArrays`, with the same arithmetic as the tables' array
+The per-vehicle part is one compiled loop over the lane tables'
+`roadsim.world.lane_kernels.LaneArrays` (its rows split over the threads, `njit_rows`), with the same arithmetic as the tables' array
 methods. It visits the vehicles in lane order, so that vehicles on one lane share the rows
 of the tables they read, and reads and writes the vehicles' arrays by slot, so a tick
 gathers nothing.
@@ -21,8 +21,9 @@ import math
 
 import numpy as np
 import numpy.typing as npt
+from numba import prange
 
-from roadsim._jit import njit_loop
+from roadsim._jit import CHUNKS, chunk, njit_loop, njit_rows
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -128,7 +129,7 @@ def relocalize_slots(
 
 
 @njit_loop
-def _relocalize_kernel(
+def _relocalize_rows(
     la: LaneArrays,
     slots: IntArray,
     uid: IntArray,
@@ -192,3 +193,22 @@ def _relocalize_kernel(
             road[k] = la.road[u]
             s[k] = road_s(la, u, p)
             t[k] = 0.5 * (lo + hi) + la.sign[u] * lateral
+
+
+@njit_rows
+def _relocalize_kernel(
+    la: LaneArrays,
+    slots: IntArray,
+    uid: IntArray,
+    s: FloatArray,
+    t: FloatArray,
+    road: IntArray,
+    x: FloatArray,
+    y: FloatArray,
+    salt: UIntArray,
+    order: IntArray,
+    lost_at: BoolArray,
+) -> None:
+    """`_relocalize_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
+    for c in prange(CHUNKS):
+        _relocalize_rows(la, slots, uid, s, t, road, x, y, salt, chunk(order, c, CHUNKS), lost_at)
