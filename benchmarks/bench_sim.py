@@ -34,8 +34,9 @@ scripted cars, which never catch up with one another), highway-env's crashed veh
 
 Targets: 1,000 vehicles at >= 1,000,000 agent-steps/s; 10,000 vehicles at >= 2,500,000
 agent-steps/s; 1,000 scripted objects at no more ms/tick than 1,000 traffic vehicles (the
-line after the table gives the ratio). Single-threaded (OPENBLAS_NUM_THREADS=1); both
-simulators run in the same process, one after the other.
+line after the table gives the ratio). roadsim splits its heaviest passes over numba's
+threads (one a core; NUMBA_NUM_THREADS to change it), highway-env runs on one;
+OPENBLAS_NUM_THREADS=1. Both simulators run in the same process, one after the other.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+import numba
 import numpy as np
 
 import roadsim
@@ -487,7 +489,8 @@ def main(argv: list[str]) -> int:
         peer_version = "not run"
     print(
         f"roadsim {roadsim.__version__}, highway-env {peer_version}, numpy {np.__version__}, "
-        f"Python {platform.python_version()}, single thread; median of {repeats} blocks of "
+        f"Python {platform.python_version()}, roadsim on {numba.get_num_threads()} threads; "
+        f"median of {repeats} blocks of "
         f"about {block_s:g} s\nroadsim map: {args.grid} x {args.grid} grid, "
         f"{lane_km:,.0f} km of driving lane, junctions included\n"
     )
