@@ -634,6 +634,7 @@ def _reset(out: Out, i: int, w: int, c: int) -> None:
         out.mark_count[i, j] = 0
 
 
+@njit_rows
 def observe(
     la: LaneArrays,
     tab: Tables,
@@ -650,28 +651,6 @@ def observe(
     written to ``out`` by row; ``want`` (bit flags per row) says what each row needs,
     ``shown`` what each light of the plan shows. Rows are visited in ``order``, in
     ``out.cursor.shape[0]`` chunks split over the threads (see `Out`)."""
-    chunks = out.cursor.shape[0]
-    part = np.array([out.sign_signal.size, out.light_signal.size, out.mark_type.size]) // chunks
-    start = np.arange(chunks)[:, None] * part
-    out.cursor[:, SIGNS : MARKS + 1] = start
-    out.cursor[:, END + SIGNS : END + MARKS + 1] = start + part
-    _observe_split(la, tab, occ, actors, rows, want, visibility, shown, out, order)
-
-
-@njit_rows
-def _observe_split(
-    la: LaneArrays,
-    tab: Tables,
-    occ: LaneOccupancy,
-    actors: Actors,
-    rows: IntArray,
-    want: IntArray,
-    visibility: FloatArray,
-    shown: IntArray,
-    out: Out,
-    order: IntArray,
-) -> None:
-    """`_observe_rows`, one chunk a thread (`roadsim._jit.njit_rows`)."""
     chunks = out.cursor.shape[0]
     for c in prange(chunks):
         _observe_rows(
@@ -693,8 +672,12 @@ def _observe_rows(
     order: IntArray,
     c: int,
 ) -> None:
-    """The rows ``order`` of `observe`, as chunk c (its lists go to its part of the flat
-    arrays)."""
+    """The rows ``order`` of `observe`, as chunk c: its lists go to its part of the flat
+    arrays."""
+    chunks = out.cursor.shape[0]
+    for kind, size in enumerate((out.sign_signal.size, out.light_signal.size, out.mark_type.size)):
+        out.cursor[c, kind] = c * (size // chunks)
+        out.cursor[c, END + kind] = (c + 1) * (size // chunks)
     for i in order:
         k = rows[i]
         w = want[i]
