@@ -141,9 +141,12 @@ class Out(NamedTuple):
     ``stack_lane`` and ``stack_off`` are each chunk's scratch for the searches behind.
 
     A row that asks for less than everything (``want`` below `WANT_ALL`) gets its main
-    lane, the lanes' uids, the main lane's end and lights (empty where not asked for) and
-    the objects it asked for (and the side lanes' whenever its front is over in a
-    neighbour lane); its other fields are not written and mean nothing.
+    lane (``main_uid``, ``main_p``, ``main_side``), the end and the lights of the main
+    lane (column `EGO`; empty where not asked for), and the slot and the gap
+    (``object_slot``, ``object_lon``) of the objects it asked for (and of the side
+    lanes' whenever its front is over in a neighbour lane). Its other fields are not
+    written and mean nothing: traffic reads no more, and at 10,000 vehicles writing the
+    whole rows costs more than the searches.
     """
 
     visibility: FloatArray
@@ -429,8 +432,10 @@ def _object(
     q0: float,
     x: int,
     q: float,
+    full: bool,
 ) -> None:
-    """Writes object ``j`` of row i from a search result, if it lies within sight.
+    """Writes object ``j`` of row i from a search result, if it lies within sight: all
+    its fields for a whole view (``full``), else its slot and gap.
 
     ``sign`` is the driving sign of the main lane; (e0, q0) the lane of the main lane's
     stream at the vehicle's centre and the centre's progress on it, (x, q) the same for
@@ -444,6 +449,9 @@ def _object(
     if gap > visibility:
         return
     out.object_slot[i, j] = o
+    out.object_lon[i, j] = gap if ahead or gap == 0.0 else -gap
+    if not full:
+        return
     out.object_id[i, j] = actors.id[o]
     out.object_static[i, j] = actors.static[o]
     if not actors.static[o]:
@@ -455,7 +463,6 @@ def _object(
     out.object_length[i, j] = actors.length[o]
     out.object_width[i, j] = actors.width[o]
     out.object_height[i, j] = actors.height[o]
-    out.object_lon[i, j] = gap if ahead or gap == 0.0 else -gap
     if actors.road[o] == actors.road[me]:
         out.object_lat[i, j] = sign * (actors.t[o] - actors.t[me])
     else:  # on another road: through the lane it was found in, and that lane's stream
@@ -594,11 +601,24 @@ def walk_stream(
 
 @njit_leaf
 def _reset(out: Out, i: int, w: int, c: int) -> None:
-    """Sets row i (of chunk c) to the defaults: all of it for a whole view, else what its
-    ``want`` asks for and what traffic reads of every row (the main lane, the lanes'
-    uids, the main lane's end and lights)."""
-    full = w == WANT_ALL
+    """Sets row i (of chunk c) to the defaults: all of it for a whole view, else what a
+    row that asks for less gets (see `Out`)."""
     out.main_uid[i], out.main_p[i], out.main_side[i] = -1, MISSING, 0
+    if w != WANT_ALL:
+        out.lane_end[i, EGO] = MISSING
+        out.lane_end_uid[i, EGO] = -1
+        out.light_start[i, EGO] = out.cursor[c, LIGHTS]
+        out.light_count[i, EGO] = 0
+        for j in range(6):
+            wanted = (
+                (j == FRONT and w & WANT_FRONT)
+                or (j == REAR and w & WANT_REAR)
+                or (j > REAR and w & WANT_SIDES)
+            )
+            if wanted:
+                out.object_slot[i, j] = -1
+                out.object_lon[i, j] = MISSING
+        return
     for j in range(3):
         out.lane_uid[i, j] = -1
         out.lane_exists[i, j] = False
@@ -607,20 +627,11 @@ def _reset(out: Out, i: int, w: int, c: int) -> None:
         out.light_start[i, j] = out.cursor[c, LIGHTS]
         out.light_count[i, j] = 0
     for j in range(6):
-        wanted = (
-            full
-            or (j == FRONT and w & WANT_FRONT)
-            or (j == REAR and w & WANT_REAR)
-            or (j > REAR and w & WANT_SIDES)
-        )
-        if wanted:
-            out.object_slot[i, j] = out.object_id[i, j] = -1
-            out.object_static[i, j] = False
-            out.object_speed[i, j] = out.object_accel[i, j] = out.object_heading[i, j] = MISSING
-            out.object_length[i, j] = out.object_width[i, j] = out.object_height[i, j] = MISSING
-            out.object_lon[i, j] = out.object_lat[i, j] = MISSING
-    if not full:
-        return
+        out.object_slot[i, j] = out.object_id[i, j] = -1
+        out.object_static[i, j] = False
+        out.object_speed[i, j] = out.object_accel[i, j] = out.object_heading[i, j] = MISSING
+        out.object_length[i, j] = out.object_width[i, j] = out.object_height[i, j] = MISSING
+        out.object_lon[i, j] = out.object_lat[i, j] = MISSING
     out.visibility[i] = out.speed[i] = out.accel[i] = out.steering[i] = MISSING
     out.collision[i] = False
     out.lateral[i] = out.heading[i] = MISSING
@@ -709,6 +720,7 @@ def _observe_rows(
             w |= WANT_SIDES
             for j in range(2, 6):
                 out.object_slot[i, j] = -1
+                out.object_lon[i, j] = MISSING
         if full:
             lo, hi = bounds(la, m, pf)
             width = hi - lo
@@ -726,17 +738,17 @@ def _observe_rows(
             y = m if j == EGO else _side(la, m, j == LEFT)
             if y < 0 or la.sign[y] == 0.0:
                 continue
+            if not full and (j != EGO or w & (WANT_LIGHTS | WANT_END) == 0):
+                continue
             aligned = la.sign[y] == sign
             q = pf if aligned else la.length[y] - pf
-            out.lane_uid[i, j] = y
-            out.lane_exists[i, j] = True
             if full:
+                out.lane_uid[i, j] = y
+                out.lane_exists[i, j] = True
                 ylo, yhi = bounds(la, y, q)
                 out.lane_width[i, j] = yhi - ylo
                 bend = signed_curvature(la, y, q)
                 out.lane_curvature[i, j] = bend if aligned else -bend
-            elif j != EGO or w & (WANT_LIGHTS | WANT_END) == 0:
-                continue
             signals = 2 if full else (1 if w & WANT_LIGHTS else 0)
             # Markings: the main lane's left side (row 0) and right side (row 1), the left
             # lane's left side (row 2), the right lane's right side (row 3).
@@ -776,8 +788,8 @@ def _observe_rows(
             if j != EGO or w & WANT_FRONT:
                 found = search_ahead(la, tab, occ, k, salt, x, aligned, q, limit)
                 _object(la, occ, actors, out, i, front, k, found, True, aligned, vis, sign,
-                        e0, q0, x, q)  # fmt: skip
+                        e0, q0, x, q, full)  # fmt: skip
             if j != EGO or w & WANT_REAR:
                 found = search_behind(la, tab, occ, k, x, aligned, q, limit, out, c)
                 _object(la, occ, actors, out, i, rear, k, found, False, aligned, vis, sign,
-                        e0, q0, x, q)  # fmt: skip
+                        e0, q0, x, q, full)  # fmt: skip
