@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from numba import prange
 
-from roadsim._jit import njit_leaf, njit_loop
+from roadsim._jit import CHUNKS, njit_leaf, njit_loop, njit_rows
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -104,7 +105,8 @@ def step_bicycle_slots(
     """Advances the vehicles in ``slots`` by one step of ``dt`` seconds, in place.
 
     Args:
-        slots: The vehicles to move, int64 indices into the per-slot arrays, shape (M,).
+        slots: The vehicles to move, int64 indices into the per-slot arrays, shape (M),
+            each once (the rows are split over numba's threads).
         x, y, heading, speed, steer: State by slot, float64 arrays of the same shape (C,);
             read and overwritten at ``slots``.
         accel, yaw_rate: By slot, written at ``slots``: the acceleration actually applied
@@ -135,7 +137,7 @@ def step_bicycle_slots(
     )
 
 
-@njit_loop
+@njit_rows
 def _bicycle_kernel(
     slots: IntArray,
     x: FloatArray,
@@ -154,7 +156,39 @@ def _bicycle_kernel(
     max_steer_rate: FloatArray,
     dt: float,
 ) -> None:
-    for i in range(slots.shape[0]):
+    """`_bicycle_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
+    n = slots.shape[0]
+    for c in prange(CHUNKS):
+        _bicycle_rows(
+            slots, x, y, heading, speed, steer, accel, yaw_rate, accel_cmd, steer_cmd,
+            wheelbase, max_accel, max_decel, max_steer, max_steer_rate, dt,
+            c * n // CHUNKS, (c + 1) * n // CHUNKS,
+        )  # fmt: skip
+
+
+@njit_loop
+def _bicycle_rows(
+    slots: IntArray,
+    x: FloatArray,
+    y: FloatArray,
+    heading: FloatArray,
+    speed: FloatArray,
+    steer: FloatArray,
+    accel: FloatArray,
+    yaw_rate: FloatArray,
+    accel_cmd: FloatArray,
+    steer_cmd: FloatArray,
+    wheelbase: FloatArray,
+    max_accel: FloatArray,
+    max_decel: FloatArray,
+    max_steer: FloatArray,
+    max_steer_rate: FloatArray,
+    dt: float,
+    first: int,
+    stop: int,
+) -> None:
+    """Rows ``first:stop`` of `step_bicycle_slots`."""
+    for i in range(first, stop):
         k = slots[i]
         v0, d0 = speed[k], steer[k]
         v1 = max(v0 + _clip(accel_cmd[i], -max_decel[k], max_accel[k]) * dt, 0.0)

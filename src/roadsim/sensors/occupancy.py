@@ -15,8 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from numba import prange
 
-from roadsim._jit import njit, njit_leaf
+from roadsim._jit import CHUNKS, njit, njit_leaf, njit_loop, njit_rows
 from roadsim.world.lane_kernels import LaneArrays, bounds, by_lane, pose, progress
 
 FloatArray = npt.NDArray[np.float64]
@@ -98,18 +99,68 @@ def _footprints(
             count += 1
     on = on[by_lane(uid[on], lanes)]  # neighbours on the map read neighbouring table rows
     n = on.size
+    # Three entries an actor (its lane, and the neighbours on either side; lane -1 where
+    # it does not reach into one), then the extra entries.
     m = 3 * n + extra_slot.size
     slot = np.empty(m, dtype=np.int64)
     lane = np.empty(m, dtype=np.int64)
     p = np.empty(m)
     reach = np.zeros(uid.size)
-    m = 0
-    for i in range(n):
+    _place(la, on, uid, s, t, heading, length, width, slot, lane, p, reach)
+    slot[3 * n :], lane[3 * n :], p[3 * n :] = extra_slot, extra_lane, extra_p
+    out_slot, out_uid, out_p, ptr = sort_entries(lanes, slot, lane, p)
+    return out_slot, out_uid, out_p, ptr, reach
+
+
+@njit_rows
+def _place(
+    la: LaneArrays,
+    on: IntArray,
+    uid: IntArray,
+    s: FloatArray,
+    t: FloatArray,
+    heading: FloatArray,
+    length: FloatArray,
+    width: FloatArray,
+    slot: IntArray,
+    lane: IntArray,
+    p: FloatArray,
+    reach: FloatArray,
+) -> None:
+    """`_place_rows`, the actors split over the threads (`roadsim._jit.njit_rows`)."""
+    n = on.shape[0]
+    for c in prange(CHUNKS):
+        _place_rows(
+            la, on, uid, s, t, heading, length, width, slot, lane, p, reach,
+            c * n // CHUNKS, (c + 1) * n // CHUNKS,
+        )  # fmt: skip
+
+
+@njit_loop
+def _place_rows(
+    la: LaneArrays,
+    on: IntArray,
+    uid: IntArray,
+    s: FloatArray,
+    t: FloatArray,
+    heading: FloatArray,
+    length: FloatArray,
+    width: FloatArray,
+    slot: IntArray,
+    lane: IntArray,
+    p: FloatArray,
+    reach: FloatArray,
+    first: int,
+    stop: int,
+) -> None:
+    """The entries ``3 i``, ``3 i + 1`` and ``3 i + 2`` of actors ``on[first:stop]``:
+    its own lane, and its left and right neighbours where it reaches into them (lane -1
+    where not); and its ``reach``, by slot."""
+    for i in range(first, stop):
         k = on[i]
         u = uid[k]
         q = progress(la, u, s[k])
-        slot[m], lane[m], p[m] = k, u, q
-        m += 1
+        slot[3 * i], lane[3 * i], p[3 * i] = k, u, q
         lo, hi = bounds(la, u, q)
         _, _, along = pose(la, u, q)
         d = heading[k] - along
@@ -118,24 +169,20 @@ def _footprints(
         side = 0.5 * (length[k] * sn + width[k] * c)
         offset = la.sign[u] * (t[k] - 0.5 * (lo + hi))  # + left of the lane's direction
         half = 0.5 * (hi - lo)
-        for left in (True, False):
+        for e, left in ((3 * i + 1, True), (3 * i + 2, False)):
             over = offset + side > half if left else offset - side < -half
             other = la.left_uid[u] if left else la.right_uid[u]
+            slot[e], lane[e], p[e] = k, -1, 0.0
             if over and other >= 0 and la.sign[other] != 0.0:
-                slot[m], lane[m] = k, other
-                p[m] = q if la.sign[other] == la.sign[u] else la.length[other] - q
-                m += 1
-    for e in range(extra_slot.size):
-        slot[m], lane[m], p[m] = extra_slot[e], extra_lane[e], extra_p[e]
-        m += 1
-    out_slot, out_uid, out_p, ptr = sort_entries(lanes, slot[:m], lane[:m], p[:m])
-    return out_slot, out_uid, out_p, ptr, reach
+                lane[e] = other
+                p[e] = q if la.sign[other] == la.sign[u] else la.length[other] - q
 
 
 def occupancy(
     lanes: int, slot: IntArray, uid: IntArray, p: FloatArray, reach: FloatArray
 ) -> LaneOccupancy:
-    """The occupancy of ``lanes`` lane uids by entries (slot, uid, p), uid >= 0."""
+    """The occupancy of ``lanes`` lane uids by entries (slot, uid, p); entries of uid -1
+    are left out."""
     return LaneOccupancy(
         *sort_entries(
             lanes,
@@ -153,19 +200,23 @@ def sort_entries(
 ) -> tuple[IntArray, IntArray, FloatArray, IntArray]:
     """Entries sorted by lane (a counting sort), then by progress within each lane (an
     insertion sort: a lane holds a few dozen actors at most); stable, so equal progress
-    keeps the input order. Returns ``(slot, uid, p, ptr)``."""
-    n = uid.size
+    keeps the input order. Entries of lane -1 are left out. Returns ``(slot, uid, p,
+    ptr)``."""
     ptr = np.zeros(lanes + 1, dtype=np.int64)
-    for k in range(n):
-        ptr[uid[k] + 1] += 1
+    for k in range(uid.size):
+        if uid[k] >= 0:
+            ptr[uid[k] + 1] += 1
     for u in range(lanes):
         ptr[u + 1] += ptr[u]
     fill = ptr[:-1].copy()
+    n = ptr[lanes]
     out_slot = np.empty(n, dtype=np.int64)
     out_uid = np.empty(n, dtype=np.int64)
     out_p = np.empty(n, dtype=np.float64)
-    for k in range(n):
+    for k in range(uid.size):
         u = uid[k]
+        if u < 0:
+            continue
         j = fill[u]
         fill[u] += 1
         # Insert into the lane's sorted run so far.
