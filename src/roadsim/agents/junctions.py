@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import cKDTree
 
-from roadsim._jit import njit_leaf, njit_loop
+from roadsim._jit import njit, njit_leaf, njit_loop
 from roadsim.sensors.occupancy import LaneOccupancy, rearmost
 from roadsim.world.lane_kernels import LaneArrays, choose_next
 from roadsim.world.routing import LaneInfo
@@ -102,46 +102,98 @@ class JunctionGate:
                 traffic in the lane after the junction moves.
             dt: The time step (s).
         """
-        n = me.size
-        out = np.full(n, np.inf)
+        out = np.full(me.size, np.inf)
         if self.conflicts is None or self.conflicts_long is None:
             return out
-        la, boxed = self.info.arrays, self.boxed
-        entry_hop, asking = np.empty(n, dtype=np.int64), np.empty(n, dtype=bool)
-        ask(
-            boxed, self.granted, self.grant_age, me, lanes, start, stop_distance, leader_gap,
-            ahead_goes, stop_before, dt, out, entry_hop, asking,
-        )  # fmt: skip
-        held, held_long = np.zeros(self.info.n, dtype=bool), np.zeros(self.info.n, dtype=bool)
-        path = np.empty(_MAX_PIECES + 1, dtype=np.int64)
-        hold(
-            la, occ, boxed, self.granted, me, lanes, entry_hop, asking, half_length, salt,
-            held, held_long, path,
-        )  # fmt: skip
-        cand = np.flatnonzero(asking & ~self.granted[me])
-        if cand.size == 0:
-            return out
-        m = cand.size
-        entry = start[cand, entry_hop[cand]]
-        is_long, fits = np.empty(m, dtype=bool), np.empty(m, dtype=bool)
-        need_ptr = np.zeros(m + 1, dtype=np.int64)
-        need = np.empty(m * (_MAX_PIECES + 1), dtype=np.int64)
-        request(
-            la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all, is_long,
-            fits, need_ptr, need, path,
-        )  # fmt: skip
-        # First come (nearest the entry, then lowest slot), first served.
-        rank = np.empty(m, dtype=np.int64)
-        rank[np.lexsort((me[cand], entry))] = np.arange(m)
-        grant = fits.copy()
         conf, wide = self.conflicts, self.conflicts_long
-        serve(
-            need_ptr, need, rank, is_long, held, held_long, conf.ptr, conf.idx, wide.ptr,
-            wide.idx, self._position, grant, bool(is_long.any() or held_long.any()),
+        _gaps(
+            self.info.arrays, occ, self.boxed, self.granted, self.grant_age, me, lanes, start,
+            stop_distance, leader_gap, ahead_goes, stop_before, half_length, salt, speed_all,
+            dt, conf.ptr, conf.idx, wide.ptr, wide.idx, self._position, out,
         )  # fmt: skip
-        self.granted[me[cand[grant]]] = True
-        out[cand[~grant]] = entry[~grant] - SETBACK
         return out
+
+
+@njit
+def _gaps(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    boxed: BoolArray,
+    granted: BoolArray,
+    grant_age: FloatArray,
+    me: IntArray,
+    lanes: IntArray,
+    start: FloatArray,
+    stop_distance: FloatArray,
+    leader_gap: FloatArray,
+    ahead_goes: BoolArray,
+    stop_before: FloatArray,
+    half_length: FloatArray,
+    salt: UIntArray,
+    speed_all: FloatArray,
+    dt: float,
+    near_ptr: IntArray,
+    near_idx: IntArray,
+    wide_ptr: IntArray,
+    wide_idx: IntArray,
+    position: IntArray,
+    out: FloatArray,
+) -> None:
+    """`JunctionGate.gaps` in one compiled call (``out``: inf on entry): who asks, which
+    lanes are held, what each candidate needs, and who is served."""
+    n = me.size
+    entry_hop, asking = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.bool_)
+    ask(
+        boxed, granted, grant_age, me, lanes, start, stop_distance, leader_gap, ahead_goes,
+        stop_before, dt, out, entry_hop, asking,
+    )  # fmt: skip
+    held = np.zeros(la.length.shape[0], dtype=np.bool_)
+    held_long = np.zeros(la.length.shape[0], dtype=np.bool_)
+    path = np.empty(_MAX_PIECES + 1, dtype=np.int64)
+    hold(
+        la, occ, boxed, granted, me, lanes, entry_hop, asking, half_length, salt, held,
+        held_long, path,
+    )  # fmt: skip
+    m = 0
+    for i in range(n):
+        if asking[i] and not granted[me[i]]:
+            m += 1
+    if m == 0:
+        return
+    cand = np.empty(m, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if asking[i] and not granted[me[i]]:
+            cand[m] = i
+            m += 1
+    entry, slots = np.empty(m), np.empty(m, dtype=np.int64)
+    for c in range(m):
+        entry[c] = start[cand[c], entry_hop[cand[c]]]
+        slots[c] = me[cand[c]]
+    is_long, fits = np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.bool_)
+    need_ptr = np.zeros(m + 1, dtype=np.int64)
+    need = np.empty(m * (_MAX_PIECES + 1), dtype=np.int64)
+    request(
+        la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all, is_long,
+        fits, need_ptr, need, path,
+    )  # fmt: skip
+    # First come (nearest the entry, then lowest slot), first served: by slot, then a
+    # stable sort by entry.
+    by_slot = np.argsort(slots)
+    served = by_slot[np.argsort(entry[by_slot], kind="mergesort")]
+    rank = np.empty(m, dtype=np.int64)
+    rank[served] = np.arange(m)
+    grant = fits.copy()
+    any_long = is_long.any() or held_long.any()
+    serve(
+        need_ptr, need, rank, is_long, held, held_long, near_ptr, near_idx, wide_ptr, wide_idx,
+        position, grant, any_long,
+    )  # fmt: skip
+    for c in range(m):
+        if grant[c]:
+            granted[slots[c]] = True
+        else:
+            out[cand[c]] = entry[c] - SETBACK
 
 
 @njit_leaf
