@@ -184,7 +184,7 @@ def _gaps(
     rank = np.empty(m, dtype=np.int64)
     rank[served] = np.arange(m)
     grant = fits.copy()
-    any_long = is_long.any() or held_long.any()
+    any_long = bool(is_long.any() or held_long.any())
     serve(
         need_ptr, need, rank, is_long, held, held_long, near_ptr, near_idx, wide_ptr, wide_idx,
         position, grant, any_long,
