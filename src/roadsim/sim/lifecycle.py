@@ -20,6 +20,7 @@ UIntArray = npt.NDArray[np.uint64]
 
 _JAM_GAP = 2.0  # m left to the vehicle ahead after braking
 _COMFORT_DECEL = 2.0  # m/s^2
+_HEADWAY = 1.5  # s of driving a new vehicle keeps behind the one ahead
 
 
 class Respawner:
@@ -91,12 +92,16 @@ class Respawner:
             t = net.uid_t_center(uid, s)
             x, y, z = net.to_world_index(info.road[uid], s, t)
             _, _, heading = info.table.pose(uid, np.array([p]))
-            # Slow enough to stop comfortably behind the vehicle ahead, at most 90 % of
-            # the desired speed.
-            stop_room = max(gap - _JAM_GAP, 0.0)
+            # At most 90 % of the desired speed, and slow enough to keep a headway behind
+            # the vehicle ahead: no faster than it unless the gap has room beyond that
+            # headway to close in at a comfortable deceleration, and never faster than
+            # the gap allows at that headway (it may be just changing in).
+            ahead = float(rear_speed[lane])
+            room = max(gap - _JAM_GAP - _HEADWAY * ahead, 0.0)
             speed = min(
                 0.9 * float(desired_speed[slot] * info.speed_limit[lane]),
-                float(rear_speed[lane]) + float(np.sqrt(2.0 * _COMFORT_DECEL * stop_room)),
+                ahead + float(np.sqrt(2.0 * _COMFORT_DECEL * room)),
+                max(gap - _JAM_GAP, 0.0) / _HEADWAY,
             )
             for name, value in (
                 ("x", x[0]),
