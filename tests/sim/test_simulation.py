@@ -49,9 +49,35 @@ def test_state_is_columnar_with_stable_ids() -> None:
     assert n == sim.vehicle_count  # the town has no static objects
     assert all(a.shape == (st.capacity,) for a in st.arrays().values())
     assert len(set(st.id[st.active].tolist())) == n
-    ids = st.id.copy()
-    sim.run(2.0)
-    assert np.array_equal(sim.state.id[ids >= 0], ids[ids >= 0])
+    before = {int(i): float(x) for i, x in zip(st.id[st.active], st.x[st.active], strict=True)}
+    sim.run(2.0)  # sorts the traffic's slots at frames 0 and 20
+    st = sim.state
+    after = {int(i): float(x) for i, x in zip(st.id[st.active], st.x[st.active], strict=True)}
+    assert after.keys() == before.keys()  # the same vehicles, each id once
+    assert all(abs(after[i] - before[i]) < 2.0 * 20.0 for i in before)  # each kept its own x
+
+
+def test_sorting_slots_moves_whole_vehicles_into_lane_order() -> None:
+    sim = Simulation("town")
+    sim.run(1.0)  # past the sort at frame 0: traffic has moved since
+    st = sim.state
+
+    def by_id() -> dict[int, tuple[object, ...]]:
+        per_slot = [*st.arrays().values(), sim.salt, sim.speed_factor, sim.limits.wheelbase]
+        per_slot += [sim.traffic.change_timer, sim.traffic.target_uid, sim.traffic.gate.granted]
+        return {
+            int(st.id[k]): tuple(a[k].item() for a in per_slot) for k in np.flatnonzero(st.active)
+        }
+
+    before = by_id()
+    assert sim.ego_slot is not None
+    ego = int(st.id[sim.ego_slot])
+    sim._sort_slots()
+    assert by_id() == before
+    assert int(st.id[sim.ego_slot]) == ego  # the ego keeps its slot
+    traffic = st.active & (st.kind == VEHICLE) & (st.uid >= 0)
+    traffic[sim.ego_slot] = False
+    assert np.all(np.diff(st.uid[traffic]) >= 0)  # the others sit in lane order
 
 
 # -- determinism ----------------------------------------------------------------------------------

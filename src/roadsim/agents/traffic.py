@@ -125,6 +125,12 @@ class TrafficModel:
         self.change_timer, self.target_uid = timer, target
         self.gate.resize(capacity)
 
+    def move_slots(self, dst: IntArray, src: IntArray) -> None:
+        """Moves the memory of the vehicles in slots ``src`` to slots ``dst`` (a
+        permutation of the same slots; see `roadsim.sim.simulation.Simulation`)."""
+        for memory in (self.change_timer, self.target_uid, self.gate.granted, self.gate.grant_age):
+            memory[dst] = memory[src]
+
     def forget(self, slots: IntArray) -> None:
         """Clears the memory of slots whose vehicles left (their slots may be reused)."""
         self.change_timer[slots] = 0.0
@@ -204,6 +210,7 @@ class TrafficModel:
         at = at[by_lane(state.uid[idx[at]], info.n)]
         me = idx[at]
         actors = Actors(
+            id=state.id,
             active=state.active,
             uid=state.uid,
             s=state.s,

@@ -77,6 +77,7 @@ _INF = np.inf
 class Actors(NamedTuple):
     """What the traffic model reads of every actor, by slot (`roadsim.world.state`)."""
 
+    id: IntArray
     active: BoolArray
     uid: IntArray
     s: FloatArray
@@ -199,7 +200,7 @@ def _prepare_rows(
         envelope_sq[i] = curve_speed_sq(la, u, p[i])
         curvature[i] = _track(la, target[i], p[i], actors, k)
         change_timer[k] = max(change_timer[k] - dt, 0.0)
-        may_change[i] = _may_change(la, k, u, p[i], target[i], change_timer, tick)
+        may_change[i] = _may_change(la, k, actors.id[k], u, p[i], target[i], change_timer, tick)
         w = WANT_FRONT
         if light_ahead[u] - p[i] <= visibility:
             w |= WANT_LIGHTS
@@ -611,16 +612,25 @@ def _idm(
 
 @njit_leaf
 def _may_change(
-    la: LaneArrays, k: int, u: int, p: float, target: int, change_timer: FloatArray, tick: int
+    la: LaneArrays,
+    k: int,
+    actor_id: int,
+    u: int,
+    p: float,
+    target: int,
+    change_timer: FloatArray,
+    tick: int,
 ) -> bool:
     """Whether the vehicle in slot k considers a lane change this tick. Drivers think
-    about it a few times a second, not every tick (each slot on one tick in
-    `DECIDE_EVERY`), except before a lane drop, where they must."""
+    about it a few times a second, not every tick (each actor id on one tick in
+    `DECIDE_EVERY`; ids stay, slots may not), except before a lane drop, where they must."""
     if target != u or change_timer[k] > 0.0 or la.junction[u] >= 0:
         return False
     if la.drop_at[u] - p < FORCED_RANGE:
         return True
-    return la.length[u] - p > NO_CHANGE_BEFORE_END and k % DECIDE_EVERY == tick % DECIDE_EVERY
+    return (
+        la.length[u] - p > NO_CHANGE_BEFORE_END and actor_id % DECIDE_EVERY == tick % DECIDE_EVERY
+    )
 
 
 @njit_leaf

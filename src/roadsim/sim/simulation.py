@@ -6,7 +6,8 @@ The tick order is fixed::
 
 - *lifecycle*: collision flags are cleared; slots of vehicles that drove off the map come
   back as new vehicles at the map's entry lanes (`roadsim.sim.lifecycle`); scripted
-  objects are created and deleted around the ego (`roadsim.agents.scripted`);
+  objects are created and deleted around the ego (`roadsim.agents.scripted`); every
+  `SORT_EVERY` ticks, the traffic vehicles are sorted into lane order (below);
 - *controllers*: the autopilot (traffic model) and external commands give every vehicle an
   acceleration and a steering angle; then the scripted objects move along their paths
   (after the controllers, so that all of them see the frame the tick starts from);
@@ -21,6 +22,12 @@ The tick order is fixed::
   (`Simulation.readings`). Traffic perceives through the same driver sensor
   (`roadsim.sensors.driver`) in the controllers step, from the frame the tick starts from.
 
+Slots. An actor's id never changes; the slot it sits in may. Every `SORT_EVERY` ticks the
+traffic vehicles (autopilot vehicles on a lane, the ego and the vehicles scripted objects
+follow aside) are moved among their own slots into lane order, so that the passes of a
+tick, which visit vehicles in lane order, read the per-slot arrays front to back instead
+of at random: at 10,000 vehicles that halves a tick. Look actors up by id.
+
 Time is ``frame * dt``; nothing in a tick reads the wall clock. Randomness comes from one
 `numpy.random.SeedSequence` per simulation, spawned per subsystem, so the same scenario
 and seed give bit-identical states.
@@ -29,7 +36,7 @@ and seed give bit-identical states.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +58,7 @@ from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.build import MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner
 from roadsim.world.collisions import find_overlaps
+from roadsim.world.lane_kernels import by_lane
 from roadsim.world.localization import relocalize_slots
 from roadsim.world.routing import LaneInfo
 from roadsim.world.state import AUTOPILOT, EXTERNAL, VEHICLE, WorldState
@@ -58,6 +66,9 @@ from roadsim.world.traffic_lights import TrafficLightPlan
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+#: Ticks between two sortings of the traffic vehicles' slots into lane order.
+SORT_EVERY = 20
 
 
 @dataclass(frozen=True)
@@ -303,6 +314,8 @@ class Simulation:
         """Advances the world by one step of ``dt``."""
         st = self.state
         # lifecycle
+        if self.frame % SORT_EVERY == 0:
+            self._sort_slots()
         st.collided[:] = False
         if self.respawner is not None:
             changing = np.where(self.traffic.target_uid != st.uid, self.traffic.target_uid, -1)
@@ -342,6 +355,32 @@ class Simulation:
 
     def _ego(self) -> int:
         return -1 if self.ego_slot is None else self.ego_slot
+
+    def _sort_slots(self) -> None:
+        """Moves the traffic vehicles among their own slots into lane order (see the
+        module docstring), with everything kept per slot about them."""
+        st = self.state
+        movable = st.active & (st.kind == VEHICLE) & (st.control == AUTOPILOT) & (st.uid >= 0)
+        if self.ego_slot is not None:
+            movable[self.ego_slot] = False
+        followed = self.scripted.scripts.controller
+        movable[followed[followed >= 0]] = False
+        slots = np.flatnonzero(movable)
+        src = slots[by_lane(st.uid[slots], self.info.n)]
+        if np.array_equal(src, slots):
+            return
+        per_slot = [getattr(st, f.name) for f in fields(st)]
+        per_slot += [getattr(self.limits, f.name) for f in fields(self.limits)]
+        per_slot += [getattr(self.idm, f.name) for f in fields(self.idm)]
+        per_slot += [self.speed_factor, self.salt]
+        moved: set[int] = set()  # arrays shared between holders move once
+        for values in per_slot:
+            if isinstance(values, np.ndarray) and values.shape == st.id.shape:
+                if id(values) in moved:
+                    continue
+                moved.add(id(values))
+                values[slots] = values[src]
+        self.traffic.move_slots(slots, src)
 
     def _place_scripted(self, slots: IntArray) -> None:
         """Projects scripted objects onto the lane under their path (their guess)."""
