@@ -3,8 +3,9 @@
 All arrays have shape (capacity,) and are indexed by actor slot; ``active`` says which slots
 hold a live actor. An actor's id is stable, its slot need not be (the simulation sorts
 traffic into lane order now and then: `roadsim.sim.simulation`). Units are SI, poses are
-in the world frame (x east, y north, z up, heading counter-clockwise from x). Lane fields follow `roadsim.road.network.RoadNetwork`:
-``uid`` is the lane uid (-1: not on a lane), ``s``/``t`` road coordinates.
+in the world frame (x east, y north, z up, heading counter-clockwise from x). Lane fields
+follow `roadsim.road.network.RoadNetwork`: ``uid`` is the lane uid (-1: not on a lane),
+``s``/``t`` road coordinates.
 """
 
 from __future__ import annotations
