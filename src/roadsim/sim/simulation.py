@@ -26,7 +26,8 @@ Slots. An actor's id never changes; the slot it sits in may. Every `SORT_EVERY` 
 traffic vehicles (autopilot vehicles on a lane, the ego and the vehicles scripted objects
 follow aside) are moved among their own slots into lane order, so that the passes of a
 tick, which visit vehicles in lane order, read the per-slot arrays front to back instead
-of at random: at 10,000 vehicles that halves a tick. Look actors up by id.
+of at random (at 10,000 vehicles a tick went from 9 to 12 ms to 6 to 7 ms). Look actors
+up by id.
 
 Time is ``frame * dt``; nothing in a tick reads the wall clock. Randomness comes from one
 `numpy.random.SeedSequence` per simulation, spawned per subsystem, so the same scenario
