@@ -154,18 +154,10 @@ def _gaps(
         la, occ, boxed, granted, me, lanes, entry_hop, asking, half_length, salt, held,
         held_long, path,
     )  # fmt: skip
-    m = 0
-    for i in range(n):
-        if asking[i] and not granted[me[i]]:
-            m += 1
+    cand = np.flatnonzero(asking & ~granted[me])
+    m = cand.size
     if m == 0:
         return
-    cand = np.empty(m, dtype=np.int64)
-    m = 0
-    for i in range(n):
-        if asking[i] and not granted[me[i]]:
-            cand[m] = i
-            m += 1
     entry, slots = np.empty(m), np.empty(m, dtype=np.int64)
     for c in range(m):
         entry[c] = start[cand[c], entry_hop[cand[c]]]
