@@ -169,17 +169,11 @@ def _gaps(
         la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all, is_long,
         fits, need_ptr, need, path,
     )  # fmt: skip
-    # First come (nearest the entry, then lowest slot), first served: by slot, then a
-    # stable sort by entry.
-    by_slot = np.argsort(slots)
-    served = by_slot[np.argsort(entry[by_slot], kind="mergesort")]
-    rank = np.empty(m, dtype=np.int64)
-    rank[served] = np.arange(m)
     grant = fits.copy()
     any_long = bool(is_long.any() or held_long.any())
     serve(
-        need_ptr, need, rank, is_long, held, held_long, near_ptr, near_idx, wide_ptr, wide_idx,
-        position, grant, any_long,
+        need_ptr, need, entry, slots, is_long, held, held_long, near_ptr, near_idx, wide_ptr,
+        wide_idx, position, grant, any_long,
     )  # fmt: skip
     for c in range(m):
         if grant[c]:
@@ -342,11 +336,19 @@ def request(
         )
 
 
+@njit_leaf
+def _before(entry: FloatArray, slots: IntArray, a: int, b: int) -> bool:
+    """Whether request a comes before request b: first come (nearest the entry), then
+    the lower slot."""
+    return entry[a] < entry[b] or (entry[a] == entry[b] and slots[a] < slots[b])
+
+
 @njit_loop
 def serve(
     need_ptr: IntArray,
     need: IntArray,
-    rank: IntArray,
+    entry: FloatArray,
+    slots: IntArray,
     is_long: BoolArray,
     held: BoolArray,
     held_long: BoolArray,
@@ -358,8 +360,9 @@ def serve(
     grant: BoolArray,
     any_long: bool,
 ) -> None:
-    """Which requests are granted this tick, lowest ``rank`` first: clears ``grant[c]``
-    (set where the lane after the junction has room) of those refused.
+    """Which requests are granted this tick, first come first served (`_before`: by
+    ``entry``, the distance to the entry, then by slot): clears ``grant[c]`` (set where
+    the lane after the junction has room) of those refused.
 
     Request c needs the lanes ``need[need_ptr[c]:need_ptr[c + 1]]``. It is refused when a
     lane conflicting with one it needs is held, or when an earlier request of this tick
@@ -369,11 +372,11 @@ def serve(
     held by a long vehicle). ``position`` is scratch space by lane, -1 throughout on entry
     and on return.
     """
-    m = rank.size
+    m = entry.size
     for c in range(m):  # lane -> the earliest request needing it
         for j in range(need_ptr[c], need_ptr[c + 1]):
             lane = need[j]
-            if position[lane] < 0 or rank[c] < rank[position[lane]]:
+            if position[lane] < 0 or _before(entry, slots, c, position[lane]):
                 position[lane] = c
     for c in range(m):
         for j in range(need_ptr[c], need_ptr[c + 1]):
@@ -385,7 +388,7 @@ def serve(
                 if held[other_lane] and not is_long[c]:
                     grant[c] = False
                 other = position[other_lane]
-                if other >= 0 and other != c and rank[c] > rank[other]:
+                if other >= 0 and other != c and _before(entry, slots, other, c):
                     grant[c] = False
             if not any_long:
                 continue  # the wide conflicts concern long vehicles only
@@ -398,7 +401,7 @@ def serve(
                     other >= 0
                     and other != c
                     and (is_long[c] or is_long[other])
-                    and rank[c] > rank[other]
+                    and _before(entry, slots, other, c)
                 ):
                     grant[c] = False
     for j in range(need_ptr[m]):
