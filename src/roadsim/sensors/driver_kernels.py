@@ -664,13 +664,13 @@ def observe(
     ``out.cursor.shape[0]`` chunks split over the threads (see `Out`)."""
     chunks = out.cursor.shape[0]
     for c in prange(chunks):
-        _observe_rows(
+        _observe_chunk(
             la, tab, occ, actors, rows, want, visibility, shown, out, chunk(order, c, chunks), c
         )
 
 
 @njit_loop
-def _observe_rows(
+def _observe_chunk(
     la: LaneArrays,
     tab: Tables,
     occ: LaneOccupancy,
@@ -684,24 +684,149 @@ def _observe_rows(
     c: int,
 ) -> None:
     """The rows ``order`` of `observe`, as chunk c: its lists go to its part of the flat
-    arrays."""
+    arrays. Rows that ask for less than everything (traffic's) and whole views are two
+    loops: the lean one is most of a tick's work, and compiles to much less code."""
     chunks = out.cursor.shape[0]
     for kind, size in enumerate((out.sign_signal.size, out.light_signal.size, out.mark_type.size)):
         out.cursor[c, kind] = c * (size // chunks)
         out.cursor[c, END + kind] = (c + 1) * (size // chunks)
+    _partial_rows(la, tab, occ, actors, rows, want, visibility, shown, out, order, c)
+    _full_rows(la, tab, occ, actors, rows, want, visibility, shown, out, order, c)
+
+
+@njit_loop
+def _partial_rows(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    actors: Actors,
+    rows: IntArray,
+    want: IntArray,
+    visibility: FloatArray,
+    shown: IntArray,
+    out: Out,
+    order: IntArray,
+    c: int,
+) -> None:
+    """The rows of chunk c that ask for less than everything (see `Out`)."""
     for i in order:
-        k = rows[i]
         w = want[i]
-        full = w == WANT_ALL
+        if w == WANT_ALL:
+            continue
+        k = rows[i]
+        _reset(out, i, w, c)
+        u = actors.uid[k]
+        if u < 0 or u >= la.length.shape[0]:
+            continue
         vis = visibility[i]
         salt = actors.salt[k]
-        _reset(out, i, w, c)
-        if full:
-            out.visibility[i] = vis
-            out.speed[i] = actors.speed[k]
-            out.accel[i] = actors.accel[k]
-            out.steering[i] = actors.steer[k] * actors.steering_ratio[k]
-            out.collision[i] = actors.collided[k]
+        half = 0.5 * actors.length[k]
+        h = actors.heading[k]
+        xf = actors.x[k] + half * math.cos(h)
+        yf = actors.y[k] + half * math.sin(h)
+        pc = progress(la, u, actors.s[k])
+        m, pf, _, side = main_lane(la, tab, salt, u, pc, half, xf, yf)
+        out.main_uid[i], out.main_p[i], out.main_side[i] = m, pf, side
+        if side != 0 and w & WANT_FRONT and not w & WANT_SIDES:
+            w = _sides_too(out, i, w)
+        if w & (WANT_LIGHTS | WANT_END) and la.sign[m] != 0.0:
+            signals = 1 if w & WANT_LIGHTS else 0
+            walk_stream(la, tab, salt, m, True, pf, vis, shown, out, i, EGO, signals, -1, True, c)
+        _objects(la, tab, occ, actors, out, i, k, w, u, side, pc, half, vis, la.sign[m], c)
+
+
+@njit_leaf
+def _sides_too(out: Out, i: int, w: int) -> int:
+    """The front is over in a neighbour lane: the lane of the vehicle's centre is a side
+    lane of the view, and traffic reads its leader there. Returns the row's new flags."""
+    for j in range(2, 6):
+        out.object_slot[i, j] = -1
+        out.object_lon[i, j] = MISSING
+    return w | WANT_SIDES
+
+
+@njit_leaf
+def _objects(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    actors: Actors,
+    out: Out,
+    i: int,
+    k: int,
+    w: int,
+    u: int,
+    side: int,
+    pc: float,
+    half: float,
+    vis: float,
+    sign: float,
+    c: int,
+) -> None:
+    """The objects row i (vehicle k, its centre at progress ``pc`` on lane u) asks for
+    (``w``), ahead and behind in the lane of its centre and its neighbours; ``side`` is
+    the main lane's side and ``sign`` its driving sign."""
+    if w & (WANT_FRONT | WANT_REAR | WANT_SIDES) == 0:
+        return
+    full = w == WANT_ALL
+    salt = actors.salt[k]
+    e0 = u if side == 0 else _side(la, u, side > 0)
+    if e0 < 0:
+        e0 = u
+    q0 = pc if la.sign[e0] == la.sign[u] else la.length[e0] - pc
+    limit = vis + half + REACH_MARGIN
+    for j in range(3):
+        if j == EGO and w & (WANT_FRONT | WANT_REAR) == 0:
+            continue
+        if j != EGO and w & WANT_SIDES == 0:
+            continue
+        x = e0 if j == EGO else _side(la, e0, j == LEFT)
+        if x < 0 or la.sign[x] == 0.0:
+            continue
+        aligned = la.sign[x] == la.sign[e0]
+        q = q0 if aligned else la.length[x] - q0
+        front, rear = FRONT, REAR
+        if j == LEFT:
+            front, rear = FRONT_LEFT, REAR_LEFT
+        elif j == RIGHT:
+            front, rear = FRONT_RIGHT, REAR_RIGHT
+        if j != EGO or w & WANT_FRONT:
+            found = search_ahead(la, tab, occ, k, salt, x, aligned, q, limit)
+            _object(la, occ, actors, out, i, front, k, found, True, aligned, vis, sign,
+                    e0, q0, x, q, full)  # fmt: skip
+        if j != EGO or w & WANT_REAR:
+            found = search_behind(la, tab, occ, k, x, aligned, q, limit, out, c)
+            _object(la, occ, actors, out, i, rear, k, found, False, aligned, vis, sign,
+                    e0, q0, x, q, full)  # fmt: skip
+
+
+@njit_loop
+def _full_rows(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    actors: Actors,
+    rows: IntArray,
+    want: IntArray,
+    visibility: FloatArray,
+    shown: IntArray,
+    out: Out,
+    order: IntArray,
+    c: int,
+) -> None:
+    """The rows of chunk c that ask for everything: whole views."""
+    for i in order:
+        if want[i] != WANT_ALL:
+            continue
+        k = rows[i]
+        vis = visibility[i]
+        salt = actors.salt[k]
+        _reset(out, i, WANT_ALL, c)
+        out.visibility[i] = vis
+        out.speed[i] = actors.speed[k]
+        out.accel[i] = actors.accel[k]
+        out.steering[i] = actors.steer[k] * actors.steering_ratio[k]
+        out.collision[i] = actors.collided[k]
         u = actors.uid[k]
         if u < 0 or u >= la.length.shape[0]:
             continue
@@ -714,23 +839,15 @@ def _observe_rows(
         pc = progress(la, u, actors.s[k])
         m, pf, lat, side = main_lane(la, tab, salt, u, pc, half, xf, yf)
         out.main_uid[i], out.main_p[i], out.main_side[i] = m, pf, side
-        if side != 0 and w & WANT_FRONT and not w & WANT_SIDES:
-            # The front is over in a neighbour lane: the lane of the vehicle's centre is
-            # a side lane of the view, and traffic reads its leader there.
-            w |= WANT_SIDES
-            for j in range(2, 6):
-                out.object_slot[i, j] = -1
-                out.object_lon[i, j] = MISSING
-        if full:
-            lo, hi = bounds(la, m, pf)
-            width = hi - lo
-            _, _, along = pose(la, m, pf)
-            rel = wrap(h - along)
-            out.lateral[i] = lat
-            out.heading[i] = rel
-            corner = 0.5 * actors.width[k] * math.cos(rel)
-            out.boundary_left[i] = 0.5 * width - (lat + corner)
-            out.boundary_right[i] = 0.5 * width + (lat - corner)
+        lo, hi = bounds(la, m, pf)
+        width = hi - lo
+        _, _, along = pose(la, m, pf)
+        rel = wrap(h - along)
+        out.lateral[i] = lat
+        out.heading[i] = rel
+        corner = 0.5 * actors.width[k] * math.cos(rel)
+        out.boundary_left[i] = 0.5 * width - (lat + corner)
+        out.boundary_right[i] = 0.5 * width + (lat - corner)
 
         # -- the three lanes at the reference point ------------------------------------------
         sign = la.sign[m]
@@ -738,58 +855,22 @@ def _observe_rows(
             y = m if j == EGO else _side(la, m, j == LEFT)
             if y < 0 or la.sign[y] == 0.0:
                 continue
-            if not full and (j != EGO or w & (WANT_LIGHTS | WANT_END) == 0):
-                continue
             aligned = la.sign[y] == sign
             q = pf if aligned else la.length[y] - pf
-            if full:
-                out.lane_uid[i, j] = y
-                out.lane_exists[i, j] = True
-                ylo, yhi = bounds(la, y, q)
-                out.lane_width[i, j] = yhi - ylo
-                bend = signed_curvature(la, y, q)
-                out.lane_curvature[i, j] = bend if aligned else -bend
-            signals = 2 if full else (1 if w & WANT_LIGHTS else 0)
+            out.lane_uid[i, j] = y
+            out.lane_exists[i, j] = True
+            ylo, yhi = bounds(la, y, q)
+            out.lane_width[i, j] = yhi - ylo
+            bend = signed_curvature(la, y, q)
+            out.lane_curvature[i, j] = bend if aligned else -bend
             # Markings: the main lane's left side (row 0) and right side (row 1), the left
             # lane's left side (row 2), the right lane's right side (row 3).
-            mark_row = -1
-            if full:
-                mark_row = 2 if j == LEFT else (0 if j == EGO else 3)
+            mark_row = 2 if j == LEFT else (0 if j == EGO else 3)
             walk_stream(
-                la, tab, salt, y, aligned, q, vis, shown, out, i, j, signals, mark_row,
-                j != RIGHT, c,
+                la, tab, salt, y, aligned, q, vis, shown, out, i, j, 2, mark_row, j != RIGHT, c
             )  # fmt: skip
-            if j == EGO and full:
+            if j == EGO:
                 walk_stream(la, tab, salt, y, aligned, q, vis, shown, out, i, j, 0, 1, False, c)
 
         # -- the objects around ------------------------------------------------------------------
-        if w & (WANT_FRONT | WANT_REAR | WANT_SIDES) == 0:
-            continue
-        e0 = u if side == 0 else _side(la, u, side > 0)
-        if e0 < 0:
-            e0 = u
-        q0 = pc if la.sign[e0] == la.sign[u] else la.length[e0] - pc
-        limit = vis + half + REACH_MARGIN
-        for j in range(3):
-            if j == EGO and w & (WANT_FRONT | WANT_REAR) == 0:
-                continue
-            if j != EGO and w & WANT_SIDES == 0:
-                continue
-            x = e0 if j == EGO else _side(la, e0, j == LEFT)
-            if x < 0 or la.sign[x] == 0.0:
-                continue
-            aligned = la.sign[x] == la.sign[e0]
-            q = q0 if aligned else la.length[x] - q0
-            front, rear = FRONT, REAR
-            if j == LEFT:
-                front, rear = FRONT_LEFT, REAR_LEFT
-            elif j == RIGHT:
-                front, rear = FRONT_RIGHT, REAR_RIGHT
-            if j != EGO or w & WANT_FRONT:
-                found = search_ahead(la, tab, occ, k, salt, x, aligned, q, limit)
-                _object(la, occ, actors, out, i, front, k, found, True, aligned, vis, sign,
-                        e0, q0, x, q, full)  # fmt: skip
-            if j != EGO or w & WANT_REAR:
-                found = search_behind(la, tab, occ, k, x, aligned, q, limit, out, c)
-                _object(la, occ, actors, out, i, rear, k, found, False, aligned, vis, sign,
-                        e0, q0, x, q, full)  # fmt: skip
+        _objects(la, tab, occ, actors, out, i, k, WANT_ALL, u, side, pc, half, vis, sign, c)
