@@ -340,7 +340,7 @@ def request(
 def _before(entry: FloatArray, slots: IntArray, a: int, b: int) -> bool:
     """Whether request a comes before request b: first come (nearest the entry), then
     the lower slot."""
-    return entry[a] < entry[b] or (entry[a] == entry[b] and slots[a] < slots[b])
+    return bool(entry[a] < entry[b] or (entry[a] == entry[b] and slots[a] < slots[b]))
 
 
 @njit_loop
