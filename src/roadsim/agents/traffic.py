@@ -48,7 +48,6 @@ from roadsim.agents.traffic_kernels import (
 )
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT, Out
-from roadsim.world.lane_kernels import by_lane
 from roadsim.world.routing import LANE_DROP, LaneInfo
 from roadsim.world.state import WorldState
 from roadsim.world.traffic_lights import NON_VEHICLE_LIGHT_TYPES, TrafficLightPlan
@@ -204,10 +203,10 @@ class TrafficModel:
         accel[~on_lane] = -drivers.comfort_decel[idx[~on_lane]]
         if not on_lane.any():
             return accel, steer
-        # The rows in lane order (see `by_lane`): each thread's share of a pass is a run
-        # of rows, and vehicles near each other read neighbouring table rows.
+        # The rows in slot order, which is lane order give or take the vehicles that moved
+        # on since the simulation last sorted its slots: each thread's share of a pass is
+        # a run of rows, and vehicles near each other read neighbouring table rows.
         at = np.flatnonzero(on_lane)  # positions in idx
-        at = at[by_lane(state.uid[idx[at]], info.n)]
         me = idx[at]
         actors = Actors(
             id=state.id,

@@ -36,7 +36,7 @@ from roadsim._jit import CHUNKS
 from roadsim.road.graph import END_OF_LANE_TYPES
 from roadsim.road.signals import SignalIndex
 from roadsim.scenario.schema import VEHICLE_MODELS
-from roadsim.sensors.driver_kernels import WANT_ALL, Actors, Out, Tables, observe
+from roadsim.sensors.driver_kernels import END, WANT_ALL, Actors, Out, Tables, observe
 from roadsim.sensors.occupancy import LaneOccupancy, footprints
 from roadsim.sensors.view import MISSING, DriverViews, MarkingTable, SignalTable
 from roadsim.world.lane_kernels import by_lane
@@ -190,10 +190,10 @@ class DriverSensor:
                 signs, lights, marks = (size * chunks for size in self._sizes)
                 out = Out.empty(n, signs, lights, marks, chunks)
             observe(la, tab, occ, actors, rows, wants, vis, shown, out, order)
-            # Each chunk's entries of each kind, against the room of its part.
-            used = out.cursor[:, :3] - np.arange(chunks)[:, None] * self._sizes
-            if (used <= self._sizes).all():
+            # Each chunk's cursor of each kind, against the end of its part.
+            if (out.cursor[:, :END] <= out.cursor[:, END : 2 * END]).all():
                 return out
+            used = out.cursor[:, :END] - np.arange(chunks)[:, None] * self._sizes
             self._sizes = tuple(  # type: ignore[assignment]
                 max(size, 2 * int(need))
                 for need, size in zip(used.max(axis=0), self._sizes, strict=True)

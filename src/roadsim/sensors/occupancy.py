@@ -18,7 +18,7 @@ import numpy.typing as npt
 from numba import prange
 
 from roadsim._jit import CHUNKS, njit, njit_leaf, njit_loop, njit_rows
-from roadsim.world.lane_kernels import LaneArrays, bounds, by_lane, pose, progress
+from roadsim.world.lane_kernels import LaneArrays, bounds, pose, progress
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -97,7 +97,6 @@ def _footprints(
         if active[k] and 0 <= uid[k] < lanes:
             on[count] = k
             count += 1
-    on = on[by_lane(uid[on], lanes)]  # neighbours on the map read neighbouring table rows
     n = on.size
     # Three entries an actor (its lane, and the neighbours on either side; lane -1 where
     # it does not reach into one), then the extra entries.

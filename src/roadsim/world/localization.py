@@ -27,7 +27,6 @@ from roadsim._jit import CHUNKS, chunk, njit_loop, njit_rows
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
-    by_lane,
     choose_next,
     over_edge,
     progress,
@@ -117,7 +116,8 @@ def relocalize_slots(
         (uid -1, s and t NaN, road -1), after the full search.
     """
     lost = np.zeros(slots.shape[0], dtype=bool)
-    order = by_lane(uid[slots], info.n)
+    # In the order given: the simulation keeps its vehicles' slots in lane order.
+    order = np.arange(slots.shape[0])
     _relocalize_kernel(info.arrays, slots, uid, s, t, road, x, y, salt, order, lost)
     m = slots[lost]
     if m.size == 0:
