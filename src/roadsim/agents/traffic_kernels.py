@@ -171,7 +171,7 @@ def _prepare_rows(
     curvature: FloatArray,
 ) -> None:
     """What each vehicle ``me`` is about to do, and so needs to see (outputs by row,
-    written in place; rows visited in ``order``, see `roadsim.world.lane_kernels.by_lane`).
+    written in place; rows visited in ``order``, see `roadsim._jit.njit_rows`).
 
     Progress ``p``, lane-change ``target``, and the lane the vehicle signals it moves into
     (``extra_lane``, -1: none): the target of a change, or, before the end of a lane that
