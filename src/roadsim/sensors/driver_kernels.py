@@ -720,19 +720,30 @@ def _partial_rows(
             continue
         vis = visibility[i]
         salt = actors.salt[k]
-        half = 0.5 * actors.length[k]
-        h = actors.heading[k]
-        xf = actors.x[k] + half * math.cos(h)
-        yf = actors.y[k] + half * math.sin(h)
-        pc = progress(la, u, actors.s[k])
-        m, pf, _, side = main_lane(la, tab, salt, u, pc, half, xf, yf)
-        out.main_uid[i], out.main_p[i], out.main_side[i] = m, pf, side
+        half, pc, m, pf, _, side = _own_lane(la, tab, actors, out, i, k, u)
         if side != 0 and w & WANT_FRONT and not w & WANT_SIDES:
             w = _sides_too(out, i, w)
         if w & (WANT_LIGHTS | WANT_END) and la.sign[m] != 0.0:
             signals = 1 if w & WANT_LIGHTS else 0
             walk_stream(la, tab, salt, m, True, pf, vis, shown, out, i, EGO, signals, -1, True, c)
         _objects(la, tab, occ, actors, out, i, k, w, u, side, pc, half, vis, la.sign[m], c)
+
+
+@njit_leaf
+def _own_lane(
+    la: LaneArrays, tab: Tables, actors: Actors, out: Out, i: int, k: int, u: int
+) -> tuple[float, float, int, float, float, int]:
+    """The main lane of row i (vehicle k, its centre on lane u), written to the row:
+    ``(half length, centre's progress on u, main lane, progress, lateral offset, side)``
+    (see `main_lane`)."""
+    half = 0.5 * actors.length[k]
+    h = actors.heading[k]
+    xf = actors.x[k] + half * math.cos(h)
+    yf = actors.y[k] + half * math.sin(h)
+    pc = progress(la, u, actors.s[k])
+    m, pf, lat, side = main_lane(la, tab, actors.salt[k], u, pc, half, xf, yf)
+    out.main_uid[i], out.main_p[i], out.main_side[i] = m, pf, side
+    return half, pc, m, pf, lat, side
 
 
 @njit_leaf
@@ -832,13 +843,8 @@ def _full_rows(
             continue
 
         # -- the main lane and the own vehicle ---------------------------------------------
-        half = 0.5 * actors.length[k]
+        half, pc, m, pf, lat, side = _own_lane(la, tab, actors, out, i, k, u)
         h = actors.heading[k]
-        xf = actors.x[k] + half * math.cos(h)
-        yf = actors.y[k] + half * math.sin(h)
-        pc = progress(la, u, actors.s[k])
-        m, pf, lat, side = main_lane(la, tab, salt, u, pc, half, xf, yf)
-        out.main_uid[i], out.main_p[i], out.main_side[i] = m, pf, side
         lo, hi = bounds(la, m, pf)
         width = hi - lo
         _, _, along = pose(la, m, pf)
