@@ -18,7 +18,16 @@ import numpy as np
 import numpy.typing as npt
 from numba import prange
 
-from roadsim._jit import CHUNKS, chunk, njit, njit_leaf, njit_loop, njit_rows
+from roadsim._jit import (
+    CHUNKS,
+    PREFETCH_AHEAD,
+    chunk,
+    njit,
+    njit_leaf,
+    njit_loop,
+    njit_rows,
+    prefetch,
+)
 from roadsim.agents.idm import idm_accel_one
 from roadsim.sensors.driver_kernels import (
     EGO,
@@ -42,6 +51,8 @@ from roadsim.world.lane_kernels import (
     centre,
     choose_next,
     curve_speed_sq,
+    prefetch_ahead,
+    prefetch_lane,
     progress,
     signed_curvature,
 )
@@ -187,7 +198,17 @@ def _prepare_rows(
     curvature toward ``target`` (``curvature``, for `steering`, which recomputes it only
     for vehicles whose target changes later in the tick).
     """
-    for i in order:
+    n = order.shape[0]
+    for j in range(n):
+        prefetch_ahead(la, actors.uid, actors.s, me, order, j)
+        if j + 2 * PREFETCH_AHEAD < n:  # and what prepare reads beside the lane tables
+            ahead = me[order[j + 2 * PREFETCH_AHEAD]]
+            u = actors.uid[ahead]
+            prefetch(light_ahead, u)
+            prefetch(merge_into, u)
+            if target_uid[ahead] != u:
+                prefetch_lane(la, target_uid[ahead])
+        i = order[j]
         k = me[i]
         u = actors.uid[k]
         p[i] = progress(la, u, actors.s[k])
@@ -374,7 +395,16 @@ def _perceive_rows(
     """
     gap, lead_v, lanes, start = out.gap, out.lead_v, out.lanes, out.start
     half_all, speed = actors.half_length, actors.speed
-    for i in order:
+    n = order.shape[0]
+    for j in range(n):
+        # The lane rows of a vehicle some rows on, then those of the lane after it.
+        if j + 2 * PREFETCH_AHEAD < n:
+            prefetch_lane(la, actors.uid[me[order[j + 2 * PREFETCH_AHEAD]]])
+        if j + PREFETCH_AHEAD < n:
+            ahead_u = actors.uid[me[order[j + PREFETCH_AHEAD]]]
+            if ahead_u >= 0:
+                prefetch_lane(la, la.first_next[ahead_u])
+        i = order[j]
         k = me[i]
         u = actors.uid[k]
         salt = drivers.salt[k]
@@ -480,7 +510,15 @@ def _decide_rows(
     at their start, reached braking). MOBIL weighs the rows that ``may_change`` with the
     neighbours their driver sensor saw (``seen``).
     """
-    for i in order:
+    n = order.shape[0]
+    for j in range(n):
+        if j + PREFETCH_AHEAD < n:  # the lane rows of the route of a vehicle some rows on
+            ahead = order[j + PREFETCH_AHEAD]
+            prefetch_lane(la, lanes[ahead, 0])
+            for h in range(1, lanes.shape[1]):
+                if lanes[ahead, h] >= 0:
+                    prefetch(la.envelope_start, lanes[ahead, h])
+        i = order[j]
         k = me[i]
         u = lanes[i, 0]
         g, lv = gap[i], lead_v[i]

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import prange
 
-from roadsim._jit import chunk, njit_leaf, njit_loop, njit_rows
+from roadsim._jit import PREFETCH_AHEAD, chunk, njit_leaf, njit_loop, njit_rows, prefetch
 from roadsim.sensors.occupancy import LaneOccupancy, lower, upper
 from roadsim.world.lane_kernels import (
     LaneArrays,
@@ -32,6 +32,8 @@ from roadsim.world.lane_kernels import (
     mix_hash,
     over_edge,
     pose,
+    prefetch_lane,
+    prefetch_samples,
     progress,
     project,
     signed_curvature,
@@ -709,7 +711,9 @@ def _partial_rows(
     c: int,
 ) -> None:
     """The rows of chunk c that ask for less than everything (see `Out`)."""
-    for i in order:
+    for j in range(order.shape[0]):
+        _prefetch_row(la, occ, actors, rows, order, j)
+        i = order[j]
         w = want[i]
         if w == WANT_ALL:
             continue
@@ -727,6 +731,31 @@ def _partial_rows(
             signals = 1 if w & WANT_LIGHTS else 0
             walk_stream(la, tab, salt, m, True, pf, vis, shown, out, i, EGO, signals, -1, True, c)
         _objects(la, tab, occ, actors, out, i, k, w, u, side, pc, half, vis, la.sign[m], c)
+
+
+@njit_leaf
+def _prefetch_row(
+    la: LaneArrays, occ: LaneOccupancy, actors: Actors, rows: IntArray, order: IntArray, j: int
+) -> None:
+    """For the row at position j of ``order``: starts loading the lane rows and the
+    start of the occupancy window of the vehicle ``2 PREFETCH_AHEAD`` rows on, and the
+    samples (three: its front lies ahead of its centre) and the first entries in the
+    window of the one `PREFETCH_AHEAD` rows on (see `roadsim._jit.prefetch`)."""
+    n = order.shape[0]
+    lanes = la.length.shape[0]
+    if j + 2 * PREFETCH_AHEAD < n:
+        u = actors.uid[rows[order[j + 2 * PREFETCH_AHEAD]]]
+        if 0 <= u < lanes:
+            prefetch_lane(la, u)
+            prefetch(occ.ptr, u)
+    if j + PREFETCH_AHEAD < n:
+        k = rows[order[j + PREFETCH_AHEAD]]
+        u = actors.uid[k]
+        if 0 <= u < lanes:
+            prefetch_samples(la, u, actors.s[k], 3)
+            first = occ.ptr[u]
+            prefetch(occ.p, first)
+            prefetch(occ.slot, first)
 
 
 @njit_leaf

@@ -17,8 +17,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import prange
 
-from roadsim._jit import CHUNKS, njit, njit_leaf, njit_loop, njit_rows
-from roadsim.world.lane_kernels import LaneArrays, bounds, pose, progress
+from roadsim._jit import CHUNKS, chunk, njit, njit_leaf, njit_loop, njit_rows
+from roadsim.world.lane_kernels import LaneArrays, bounds, pose, prefetch_ahead, progress
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -105,7 +105,7 @@ def _footprints(
     lane = np.empty(m, dtype=np.int64)
     p = np.empty(m)
     reach = np.zeros(uid.size)
-    _place(la, on, uid, s, t, heading, length, width, slot, lane, p, reach)
+    _place(la, on, uid, s, t, heading, length, width, slot, lane, p, reach, np.arange(n))
     slot[3 * n :], lane[3 * n :], p[3 * n :] = extra_slot, extra_lane, extra_p
     out_slot, out_uid, out_p, ptr = sort_entries(lanes, slot, lane, p)
     return out_slot, out_uid, out_p, ptr, reach
@@ -125,13 +125,13 @@ def _place(
     lane: IntArray,
     p: FloatArray,
     reach: FloatArray,
+    order: IntArray,
 ) -> None:
     """`_place_rows`, the actors split over the threads (`roadsim._jit.njit_rows`)."""
-    n = on.shape[0]
     for c in prange(CHUNKS):
         _place_rows(
             la, on, uid, s, t, heading, length, width, slot, lane, p, reach,
-            c * n // CHUNKS, (c + 1) * n // CHUNKS,
+            chunk(order, c, CHUNKS),
         )  # fmt: skip
 
 
@@ -149,13 +149,14 @@ def _place_rows(
     lane: IntArray,
     p: FloatArray,
     reach: FloatArray,
-    first: int,
-    stop: int,
+    order: IntArray,
 ) -> None:
-    """The entries ``3 i``, ``3 i + 1`` and ``3 i + 2`` of actors ``on[first:stop]``:
-    its own lane, and its left and right neighbours where it reaches into them (lane -1
-    where not); and its ``reach``, by slot."""
-    for i in range(first, stop):
+    """The entries ``3 i``, ``3 i + 1`` and ``3 i + 2`` of actors ``on[i]`` for i in
+    ``order``: its own lane, and its left and right neighbours where it reaches into
+    them (lane -1 where not); and its ``reach``, by slot."""
+    for j in range(order.shape[0]):
+        prefetch_ahead(la, uid, s, on, order, j)
+        i = order[j]
         k = on[i]
         u = uid[k]
         q = progress(la, u, s[k])

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._jit import njit, njit_leaf
+from roadsim._jit import PREFETCH_AHEAD, njit, njit_leaf, prefetch
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -229,6 +229,46 @@ def over_edge(
     q2, lat2 = project(la, cand, q, x, y)
     lo2, hi2 = bounds(la, cand, q2)
     return int(cand), q2, lat2, lo2, hi2
+
+
+# -- prefetching ---------------------------------------------------------------------------------
+
+
+@njit_leaf
+def prefetch_lane(la: LaneArrays, u: int) -> None:
+    """Starts loading lane ``u``'s rows of the two lane tables, two cache lines each
+    (`roadsim._jit.prefetch`); nothing for a uid outside the tables."""
+    if 0 <= u < la.length.shape[0]:
+        prefetch(la.length, u)  # columns 0 to 7 of the float row
+        prefetch(la.envelope_start, u)  # columns 8 to 15
+        prefetch(la.ptr, u)  # and of the integer row
+        prefetch(la.left_uid, u)
+
+
+@njit_leaf
+def prefetch_samples(la: LaneArrays, u: int, s: float, count: int) -> None:
+    """Starts loading ``count`` samples of lane ``u`` from the one below road s on (the
+    lane's rows should be at hand already: `prefetch_lane`)."""
+    if 0 <= u < la.length.shape[0]:
+        k, _ = sample_at(la, u, progress(la, u, s))
+        for j in range(count):
+            prefetch(la.sample, k + j)
+
+
+@njit_leaf
+def prefetch_ahead(
+    la: LaneArrays, uid: IntArray, s: FloatArray, rows: IntArray, order: IntArray, j: int
+) -> None:
+    """For a pass at position j of ``order`` over the vehicles ``rows`` (slots of the
+    arrays ``uid`` and ``s``): starts loading the lane rows of the vehicle
+    ``2 PREFETCH_AHEAD`` positions on, and the samples (two) of the one `PREFETCH_AHEAD`
+    on, whose lane rows this call made it load ``PREFETCH_AHEAD`` rows ago."""
+    n = order.shape[0]
+    if j + 2 * PREFETCH_AHEAD < n:
+        prefetch_lane(la, uid[rows[order[j + 2 * PREFETCH_AHEAD]]])
+    if j + PREFETCH_AHEAD < n:
+        k = rows[order[j + PREFETCH_AHEAD]]
+        prefetch_samples(la, uid[k], s[k], 2)
 
 
 # -- visiting order -------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from roadsim.world.lane_kernels import (
     bounds,
     choose_next,
     over_edge,
+    prefetch_ahead,
     progress,
     project,
     road_s,
@@ -146,7 +147,9 @@ def _relocalize_rows(
     the positions in ``slots`` of the vehicles it lost in ``lost_at`` (their uid and road
     set to -1, s and t to NaN)."""
     lanes = la.length.shape[0]
-    for i in order:
+    for j in range(order.shape[0]):
+        prefetch_ahead(la, uid, s, slots, order, j)
+        i = order[j]
         k = slots[i]
         u = uid[k]
         lost = not 0 <= u < lanes
