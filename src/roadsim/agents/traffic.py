@@ -113,6 +113,7 @@ class TrafficModel:
         )
         self.change_timer: FloatArray = np.zeros(0)
         self._seen: Out | None = None  # the sensor's results, reused from tick to tick
+        self._perceived: Perceived | None = None  # and perceive's
         self.target_uid: IntArray = np.zeros(0, dtype=np.int64)
 
     def resize(self, capacity: int) -> None:
@@ -196,18 +197,19 @@ class TrafficModel:
         info = self.info
         la = info.arrays
         drivers = _drivers(params, salt, wheelbase)
-        accel = np.zeros(idx.size)
-        steer = np.zeros(idx.size)
         on_lane = state.uid[idx] >= 0
-        # Off every lane (a vehicle pushed off the road): brake, wheels straight.
-        accel[~on_lane] = -drivers.comfort_decel[idx[~on_lane]]
-        if not on_lane.any():
-            return accel, steer
         # The rows in slot order, which is lane order give or take the vehicles that moved
         # on since the simulation last sorted its slots: each thread's share of a pass is
         # a run of rows, and vehicles near each other read neighbouring table rows.
-        at = np.flatnonzero(on_lane)  # positions in idx
-        me = idx[at]
+        me, at = idx, None  # at: the positions in idx of the rows, where not all of idx
+        if not on_lane.all():
+            # Off every lane (a vehicle pushed off the road): brake, wheels straight.
+            accel, steer = np.zeros(idx.size), np.zeros(idx.size)
+            accel[~on_lane] = -drivers.comfort_decel[idx[~on_lane]]
+            if not on_lane.any():
+                return accel, steer
+            at = np.flatnonzero(on_lane)
+            me = idx[at]
         actors = Actors(
             id=state.id,
             active=state.active,
@@ -244,7 +246,9 @@ class TrafficModel:
             out=self._seen, order=order,
         )  # fmt: skip
         seen_by = Seen.of(view)
-        seen = Perceived.empty(n)
+        if self._perceived is None or self._perceived.gap.size != n:
+            self._perceived = Perceived.empty(n)
+        seen = self._perceived  # every field of every row is written
         perceive(
             la, seen_by, actors, drivers, me, p, target, self.gate.granted, self.stops, seen, order
         )
@@ -257,7 +261,7 @@ class TrafficModel:
         a, best = np.empty(n), np.empty(n, dtype=np.int64)
         decide(
             la, seen_by, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
-            seen.lead_v, np.minimum(seen.obstacle, gate), envelope_sq, may_change,
+            seen.lead_v, np.minimum(seen.obstacle, gate, out=gate), envelope_sq, may_change,
             self.through_lane, float(params.politeness), bool(params.keep_right),
             float(params.idm.delta), a, best, order,
         )  # fmt: skip
@@ -270,6 +274,8 @@ class TrafficModel:
         self.target_uid[me] = target
         d = np.empty(n)
         steering(la, actors, drivers, me, p, target, planned, curvature, d, order)
+        if at is None:
+            return a, d
         accel[at] = a
         steer[at] = d
         return accel, steer

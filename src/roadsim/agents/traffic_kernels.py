@@ -200,7 +200,7 @@ def _prepare_rows(
     """
     n = order.shape[0]
     for j in range(n):
-        prefetch_ahead(la, actors.uid, actors.s, me, order, j)
+        prefetch_ahead(la, actors.uid, actors.s, me, order, j, 4)  # `_track` looks ahead
         if j + 2 * PREFETCH_AHEAD < n:  # and what prepare reads beside the lane tables
             ahead = me[order[j + 2 * PREFETCH_AHEAD]]
             u = actors.uid[ahead]

@@ -98,6 +98,8 @@ class DriverSensor:
             ]
         )
         self._sizes = (64, 64, 256)  # flat list room of each chunk, grown as needed
+        self._static = np.zeros(0, dtype=bool)  # `actors`' per-slot arrays, refilled each call
+        self._slot_ratio = np.zeros(0)
 
     # -- per tick -------------------------------------------------------------------------------
 
@@ -119,10 +121,18 @@ class DriverSensor:
         )
 
     def actors(self, state: WorldState, salt: UIntArray) -> Actors:
-        """What the kernels read of every actor (``salt``: route salts by slot)."""
+        """What the kernels read of every actor (``salt``: route salts by slot).
+
+        Two of its arrays are derived per slot; they are written over by the next call.
+        """
+        if self._static.shape != state.kind.shape:
+            self._static = np.empty(state.kind.shape, dtype=bool)
+            self._slot_ratio = np.empty(state.kind.shape)
+        np.equal(state.kind, STATIC_OBJECT, out=self._static)
+        np.take(self._ratio, state.model, out=self._slot_ratio)
         return Actors(
             id=state.id,
-            static=state.kind == STATIC_OBJECT,
+            static=self._static,
             uid=state.uid,
             road=state.road,
             s=state.s,
@@ -137,7 +147,7 @@ class DriverSensor:
             width=state.width,
             height=state.height,
             collided=state.collided,
-            steering_ratio=self._ratio[state.model],
+            steering_ratio=self._slot_ratio,
             salt=salt,
         )
 

@@ -712,7 +712,7 @@ def _partial_rows(
 ) -> None:
     """The rows of chunk c that ask for less than everything (see `Out`)."""
     for j in range(order.shape[0]):
-        _prefetch_row(la, occ, actors, rows, order, j)
+        _prefetch_row(la, occ, actors, rows, want, order, j)
         i = order[j]
         w = want[i]
         if w == WANT_ALL:
@@ -735,12 +735,20 @@ def _partial_rows(
 
 @njit_leaf
 def _prefetch_row(
-    la: LaneArrays, occ: LaneOccupancy, actors: Actors, rows: IntArray, order: IntArray, j: int
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    actors: Actors,
+    rows: IntArray,
+    want: IntArray,
+    order: IntArray,
+    j: int,
 ) -> None:
     """For the row at position j of ``order``: starts loading the lane rows and the
     start of the occupancy window of the vehicle ``2 PREFETCH_AHEAD`` rows on, and the
     samples (three: its front lies ahead of its centre) and the first entries in the
-    window of the one `PREFETCH_AHEAD` rows on (see `roadsim._jit.prefetch`)."""
+    window of the one `PREFETCH_AHEAD` rows on, with the rows and windows of the lanes
+    its searches may go on to: the next lane (an empty lane passes the search on) and,
+    for a row that asks for them, the neighbours (see `roadsim._jit.prefetch`)."""
     n = order.shape[0]
     lanes = la.length.shape[0]
     if j + 2 * PREFETCH_AHEAD < n:
@@ -749,13 +757,18 @@ def _prefetch_row(
             prefetch_lane(la, u)
             prefetch(occ.ptr, u)
     if j + PREFETCH_AHEAD < n:
-        k = rows[order[j + PREFETCH_AHEAD]]
+        i = order[j + PREFETCH_AHEAD]
+        k = rows[i]
         u = actors.uid[k]
         if 0 <= u < lanes:
             prefetch_samples(la, u, actors.s[k], 3)
             first = occ.ptr[u]
             prefetch(occ.p, first)
             prefetch(occ.slot, first)
+            for other in (la.first_next[u], la.left_uid[u], la.right_uid[u]):
+                if other >= 0 and (other == la.first_next[u] or want[i] & WANT_SIDES):
+                    prefetch_lane(la, other)
+                    prefetch(occ.ptr, other)
 
 
 @njit_leaf

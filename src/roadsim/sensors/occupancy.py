@@ -155,7 +155,7 @@ def _place_rows(
     ``order``: its own lane, and its left and right neighbours where it reaches into
     them (lane -1 where not); and its ``reach``, by slot."""
     for j in range(order.shape[0]):
-        prefetch_ahead(la, uid, s, on, order, j)
+        prefetch_ahead(la, uid, s, on, order, j, 2)
         i = order[j]
         k = on[i]
         u = uid[k]

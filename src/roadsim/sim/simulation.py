@@ -318,7 +318,7 @@ class Simulation:
         if self.frame % SORT_EVERY == 0:
             self._sort_slots()
         st.collided[:] = False
-        if self.respawner is not None:
+        if self.respawner is not None and self.respawner.pending:
             changing = np.where(self.traffic.target_uid != st.uid, self.traffic.target_uid, -1)
             self._next_id = self.respawner.fill(
                 st, self.salt, self.speed_factor, changing, self._next_id

@@ -257,18 +257,25 @@ def prefetch_samples(la: LaneArrays, u: int, s: float, count: int) -> None:
 
 @njit_leaf
 def prefetch_ahead(
-    la: LaneArrays, uid: IntArray, s: FloatArray, rows: IntArray, order: IntArray, j: int
+    la: LaneArrays,
+    uid: IntArray,
+    s: FloatArray,
+    rows: IntArray,
+    order: IntArray,
+    j: int,
+    samples: int,
 ) -> None:
     """For a pass at position j of ``order`` over the vehicles ``rows`` (slots of the
     arrays ``uid`` and ``s``): starts loading the lane rows of the vehicle
-    ``2 PREFETCH_AHEAD`` positions on, and the samples (two) of the one `PREFETCH_AHEAD`
-    on, whose lane rows this call made it load ``PREFETCH_AHEAD`` rows ago."""
+    ``2 PREFETCH_AHEAD`` positions on, and ``samples`` samples from the one below the
+    vehicle `PREFETCH_AHEAD` positions on, whose lane rows this call made it load
+    ``PREFETCH_AHEAD`` rows ago."""
     n = order.shape[0]
     if j + 2 * PREFETCH_AHEAD < n:
         prefetch_lane(la, uid[rows[order[j + 2 * PREFETCH_AHEAD]]])
     if j + PREFETCH_AHEAD < n:
         k = rows[order[j + PREFETCH_AHEAD]]
-        prefetch_samples(la, uid[k], s[k], 2)
+        prefetch_samples(la, uid[k], s[k], samples)
 
 
 # -- visiting order -------------------------------------------------------------------------------

@@ -148,7 +148,7 @@ def _relocalize_rows(
     set to -1, s and t to NaN)."""
     lanes = la.length.shape[0]
     for j in range(order.shape[0]):
-        prefetch_ahead(la, uid, s, slots, order, j)
+        prefetch_ahead(la, uid, s, slots, order, j, 3)  # it moved up to 2 m on
         i = order[j]
         k = slots[i]
         u = uid[k]
