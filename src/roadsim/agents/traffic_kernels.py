@@ -208,6 +208,12 @@ def _prepare_rows(
             prefetch(merge_into, u)
             if target_uid[ahead] != u:
                 prefetch_lane(la, target_uid[ahead])
+        if j + PREFETCH_AHEAD < n:  # the neighbours of one that may consider a change
+            ahead = me[order[j + PREFETCH_AHEAD]]
+            u = actors.uid[ahead]
+            if u >= 0 and actors.id[ahead] % DECIDE_EVERY == tick % DECIDE_EVERY:
+                prefetch_lane(la, la.left_uid[u])
+                prefetch_lane(la, la.right_uid[u])
         i = order[j]
         k = me[i]
         u = actors.uid[k]

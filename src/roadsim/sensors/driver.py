@@ -41,7 +41,7 @@ from roadsim.sensors.occupancy import LaneOccupancy, footprints
 from roadsim.sensors.view import MISSING, DriverViews, MarkingTable, SignalTable
 from roadsim.world.lane_kernels import by_lane
 from roadsim.world.routing import LaneInfo
-from roadsim.world.state import STATIC_OBJECT, WorldState
+from roadsim.world.state import WorldState
 from roadsim.world.traffic_lights import TrafficLightPlan
 
 FloatArray = npt.NDArray[np.float64]
@@ -98,8 +98,6 @@ class DriverSensor:
             ]
         )
         self._sizes = (64, 64, 256)  # flat list room of each chunk, grown as needed
-        self._static = np.zeros(0, dtype=bool)  # `actors`' per-slot arrays, refilled each call
-        self._slot_ratio = np.zeros(0)
 
     # -- per tick -------------------------------------------------------------------------------
 
@@ -121,18 +119,10 @@ class DriverSensor:
         )
 
     def actors(self, state: WorldState, salt: UIntArray) -> Actors:
-        """What the kernels read of every actor (``salt``: route salts by slot).
-
-        Two of its arrays are derived per slot; they are written over by the next call.
-        """
-        if self._static.shape != state.kind.shape:
-            self._static = np.empty(state.kind.shape, dtype=bool)
-            self._slot_ratio = np.empty(state.kind.shape)
-        np.equal(state.kind, STATIC_OBJECT, out=self._static)
-        np.take(self._ratio, state.model, out=self._slot_ratio)
+        """What the kernels read of every actor (``salt``: route salts by slot)."""
         return Actors(
             id=state.id,
-            static=self._static,
+            kind=state.kind,
             uid=state.uid,
             road=state.road,
             s=state.s,
@@ -147,7 +137,8 @@ class DriverSensor:
             width=state.width,
             height=state.height,
             collided=state.collided,
-            steering_ratio=self._slot_ratio,
+            model=state.model,
+            model_ratio=self._ratio,
             salt=salt,
         )
 

@@ -38,6 +38,7 @@ from roadsim.world.lane_kernels import (
     project,
     signed_curvature,
 )
+from roadsim.world.state import STATIC_OBJECT
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -102,10 +103,11 @@ class Tables(NamedTuple):
 
 
 class Actors(NamedTuple):
-    """What the sensor reads of every actor, by slot (`roadsim.world.state.WorldState`)."""
+    """What the sensor reads of every actor, by slot (`roadsim.world.state.WorldState`),
+    and the steering ratio of each vehicle model (``model_ratio``, by model index)."""
 
     id: IntArray
-    static: BoolArray
+    kind: IntArray
     uid: IntArray
     road: IntArray
     s: FloatArray
@@ -120,7 +122,8 @@ class Actors(NamedTuple):
     width: FloatArray
     height: FloatArray
     collided: BoolArray
-    steering_ratio: FloatArray
+    model: IntArray
+    model_ratio: FloatArray
     salt: UIntArray
 
 
@@ -455,8 +458,9 @@ def _object(
     if not full:
         return
     out.object_id[i, j] = actors.id[o]
-    out.object_static[i, j] = actors.static[o]
-    if not actors.static[o]:
+    static = actors.kind[o] == STATIC_OBJECT
+    out.object_static[i, j] = static
+    if not static:
         out.object_speed[i, j] = actors.speed[o]
         out.object_accel[i, j] = actors.accel[o]
     _, _, along = pose(la, rec, p)
@@ -878,7 +882,7 @@ def _full_rows(
         out.visibility[i] = vis
         out.speed[i] = actors.speed[k]
         out.accel[i] = actors.accel[k]
-        out.steering[i] = actors.steer[k] * actors.steering_ratio[k]
+        out.steering[i] = actors.steer[k] * actors.model_ratio[actors.model[k]]
         out.collision[i] = actors.collided[k]
         u = actors.uid[k]
         if u < 0 or u >= la.length.shape[0]:

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from numba import prange
 
 from roadsim._jit import CHUNKS, chunk, njit, njit_leaf, njit_loop, njit_rows
-from roadsim.world.lane_kernels import LaneArrays, bounds, pose, prefetch_ahead, progress
+from roadsim.world.lane_kernels import LaneArrays, bounds, direction, prefetch_ahead, progress
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -162,9 +162,10 @@ def _place_rows(
         q = progress(la, u, s[k])
         slot[3 * i], lane[3 * i], p[3 * i] = k, u, q
         lo, hi = bounds(la, u, q)
-        _, _, along = pose(la, u, q)
-        d = heading[k] - along
-        c, sn = math.fabs(math.cos(d)), math.fabs(math.sin(d))
+        # |cos| and |sin| of the angle d between the actor and the lane.
+        dx, dy = direction(la, u, q)
+        ch, sh = math.cos(heading[k]), math.sin(heading[k])
+        c, sn = math.fabs(ch * dx + sh * dy), math.fabs(sh * dx - ch * dy)
         reach[k] = 0.5 * (length[k] * c + width[k] * sn)
         side = 0.5 * (length[k] * sn + width[k] * c)
         offset = la.sign[u] * (t[k] - 0.5 * (lo + hi))  # + left of the lane's direction

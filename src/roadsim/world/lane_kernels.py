@@ -162,6 +162,17 @@ def centre(la: LaneArrays, u: int, p: float) -> tuple[float, float, float, float
 
 
 @njit_leaf
+def direction(la: LaneArrays, u: int, p: float) -> tuple[float, float]:
+    """The unit vector of lane ``u``'s driving direction at progress p (as `pose`'s
+    angle, without calling the math library for it)."""
+    k, w = sample_at(la, u, p)
+    dx = lerp(la, DIR_X, k, w, u)
+    dy = lerp(la, DIR_Y, k, w, u)
+    norm = math.sqrt(dx * dx + dy * dy)
+    return dx / norm, dy / norm
+
+
+@njit_leaf
 def bounds(la: LaneArrays, u: int, p: float) -> tuple[float, float]:
     """Boundaries (t_lo, t_hi) of lane ``u`` at progress p, as t on the road."""
     k, w = sample_at(la, u, p)
