@@ -66,10 +66,8 @@ class JunctionGate:
         me: IntArray,
         lanes: IntArray,
         start: FloatArray,
-        stop_distance: FloatArray,
-        leader_gap: FloatArray,
-        ahead_goes: BoolArray,
-        stop_before: FloatArray,
+        entry_hop: IntArray,
+        wants_in: BoolArray,
         occ: LaneOccupancy,
         half_length: FloatArray,
         salt: UIntArray,
@@ -83,15 +81,9 @@ class JunctionGate:
             lanes: The vehicle's lane and the next lanes of its route, shape (N, H).
             start: Distance from the vehicle's front bumper to the start of each of
                 ``lanes`` (m), shape (N, H).
-            stop_distance: Distance each vehicle needs to stop comfortably (m); a vehicle
-                asks to enter from a little further than that.
-            leader_gap: Gap to the vehicle ahead (m).
-            ahead_goes: The vehicle ahead has been let in or is in a junction. A vehicle
-                asks only if it is the first before the entry, or the one ahead of it
-                goes: one behind a vehicle that waits holds nothing (no deadlock), and
-                one that follows a vehicle in asks early enough to stop if refused.
-            stop_before: Distance to where the vehicle must stop anyway (a red light);
-                a vehicle that must stop before the entry does not ask either.
+            entry_hop, wants_in: `next_entry` of each vehicle: the index in ``lanes``
+                of the connecting lane of its next junction entry (0: none), and whether
+                it asks to enter it this tick.
             occ: This tick's lane occupancy: every actor on a connecting lane holds it.
             half_length: Half the length of every actor, by slot. A vehicle is let in
                 only if the lane after the junction has room for it (or its traffic
@@ -108,8 +100,8 @@ class JunctionGate:
         conf, wide = self.conflicts, self.conflicts_long
         _gaps(
             self.info.arrays, occ, self.boxed, self.granted, self.grant_age, me, lanes, start,
-            stop_distance, leader_gap, ahead_goes, stop_before, half_length, salt, speed_all,
-            dt, conf.ptr, conf.idx, wide.ptr, wide.idx, self._position, out,
+            entry_hop, wants_in, half_length, salt, speed_all, dt, conf.ptr, conf.idx,
+            wide.ptr, wide.idx, self._position, out,
         )  # fmt: skip
         return out
 
@@ -124,10 +116,8 @@ def _gaps(
     me: IntArray,
     lanes: IntArray,
     start: FloatArray,
-    stop_distance: FloatArray,
-    leader_gap: FloatArray,
-    ahead_goes: BoolArray,
-    stop_before: FloatArray,
+    entry_hop: IntArray,
+    wants_in: BoolArray,
     half_length: FloatArray,
     salt: UIntArray,
     speed_all: FloatArray,
@@ -141,12 +131,8 @@ def _gaps(
 ) -> None:
     """`JunctionGate.gaps` in one compiled call (``out``: inf on entry): who asks, which
     lanes are held, what each candidate needs, and who is served."""
-    n = me.size
-    entry_hop, asking = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.bool_)
-    ask(
-        boxed, granted, grant_age, me, lanes, start, stop_distance, leader_gap, ahead_goes,
-        stop_before, dt, out, entry_hop, asking,
-    )  # fmt: skip
+    asking = np.empty(me.size, dtype=np.bool_)
+    ask(granted, grant_age, me, start, entry_hop, wants_in, dt, out, asking)
     held = np.zeros(la.length.shape[0], dtype=np.bool_)
     held_long = np.zeros(la.length.shape[0], dtype=np.bool_)
     path = np.empty(_MAX_PIECES + 1, dtype=np.int64)
@@ -205,47 +191,68 @@ def path_through(
     return count, -1
 
 
+@njit_leaf
+def next_entry(
+    boxed: BoolArray,
+    lanes: IntArray,
+    start: FloatArray,
+    i: int,
+    stop_distance: float,
+    leader_gap: float,
+    ahead_goes: bool,
+    stop_before: float,
+) -> tuple[int, bool]:
+    """Row i's next junction entry and whether it asks to enter it this tick, before its
+    promises (`ask`): ``(hop, wants_in)``, hop the index in ``lanes[i]`` of the
+    connecting lane it asks for (0: none). `perceive` calls it for each vehicle, from
+    what the vehicle saw:
+
+    - ``stop_distance``: the distance it needs to stop comfortably (m); a vehicle asks
+      to enter from a little further than that.
+    - ``leader_gap``: the gap to the vehicle ahead (m), and ``ahead_goes``: whether
+      that one has been let in or is in a junction. A vehicle asks only if it is the
+      first before the entry, or the one ahead of it goes: one behind a vehicle that
+      waits holds nothing (no deadlock), and one that follows a vehicle in asks early
+      enough to stop if refused.
+    - ``stop_before``: the distance to where it must stop anyway (a red light); a
+      vehicle that must stop before the entry does not ask either.
+    """
+    # The next entry: a connecting lane after an ordinary one (a vehicle in a junction
+    # asks for the next junction too, when a short road leads to it).
+    hop = 0
+    for h in range(1, lanes.shape[1]):
+        if lanes[i, h] < 0:
+            break
+        if boxed[lanes[i, h]] and not boxed[lanes[i, h - 1]]:
+            hop = h
+            break
+    entry = start[i, hop]
+    ask_range = max(YIELD_RANGE, stop_distance + 15.0)
+    asks = (
+        hop > 0 and entry < ask_range and (leader_gap > entry or ahead_goes) and stop_before > entry
+    )
+    return hop, asks
+
+
 @njit_loop
 def ask(
-    boxed: BoolArray,
     granted: BoolArray,
     grant_age: FloatArray,
     me: IntArray,
-    lanes: IntArray,
     start: FloatArray,
-    stop_distance: FloatArray,
-    leader_gap: FloatArray,
-    ahead_goes: BoolArray,
-    stop_before: FloatArray,
+    entry_hop: IntArray,
+    wants_in: BoolArray,
     dt: float,
     out: FloatArray,
-    entry_hop: IntArray,
     asking: BoolArray,
 ) -> None:
-    """Which vehicles ask to enter a junction this tick (``asking``, and ``entry_hop``:
-    the index in ``lanes`` of the connecting lane they ask for, 0: none); withdraws the
-    promises of vehicles that no longer ask and of those that kept one too long (they
-    wait: ``out``). ``granted`` and ``grant_age`` are by slot."""
-    hops = lanes.shape[1]
+    """Which vehicles ask to enter a junction this tick (``asking``): those that want to
+    (`next_entry`) and whose promise, if any, has not run out. Withdraws the promises of
+    vehicles that no longer ask and of those that kept one too long (they wait:
+    ``out``). ``granted`` and ``grant_age`` are by slot."""
     for i in range(me.size):
         k = me[i]
-        # The next entry: a connecting lane after an ordinary one (a vehicle in a junction
-        # asks for the next junction too, when a short road leads to it).
-        entry_hop[i] = 0
-        for h in range(1, hops):
-            if lanes[i, h] < 0:
-                break
-            if boxed[lanes[i, h]] and not boxed[lanes[i, h - 1]]:
-                entry_hop[i] = h
-                break
-        entry = start[i, entry_hop[i]]
-        ask_range = max(YIELD_RANGE, stop_distance[i] + 15.0)
-        asks = (
-            entry_hop[i] > 0
-            and entry < ask_range
-            and (leader_gap[i] > entry or ahead_goes[i])
-            and stop_before[i] > entry
-        )
+        asks = wants_in[i]
         if not asks:
             granted[k] = False
         # A promise not used for `GRANT_TIMEOUT` seconds (the vehicle is stuck behind
@@ -254,7 +261,7 @@ def ask(
         if asks and grant_age[k] > GRANT_TIMEOUT:
             granted[k] = False
             grant_age[k] = 0.0
-            out[i] = entry - SETBACK  # it waits, and asks again next tick
+            out[i] = start[i, entry_hop[i]] - SETBACK  # it waits, and asks again next tick
             asks = False
         asking[i] = asks
 
@@ -379,33 +386,61 @@ def serve(
             if position[lane] < 0 or _before(entry, slots, c, position[lane]):
                 position[lane] = c
     for c in range(m):
-        for j in range(need_ptr[c], need_ptr[c + 1]):
-            lane = need[j]
-            if position[lane] != c:
-                grant[c] = False
-            for q in range(near_ptr[lane], near_ptr[lane + 1]):
-                other_lane = near_idx[q]
-                if held[other_lane] and not is_long[c]:
-                    grant[c] = False
-                other = position[other_lane]
-                if other >= 0 and other != c and _before(entry, slots, other, c):
-                    grant[c] = False
-            if not any_long:
-                continue  # the wide conflicts concern long vehicles only
-            for q in range(wide_ptr[lane], wide_ptr[lane + 1]):
-                other_lane = wide_idx[q]
-                if held_long[other_lane] or (held[other_lane] and is_long[c]):
-                    grant[c] = False
-                other = position[other_lane]
-                if (
-                    other >= 0
-                    and other != c
-                    and (is_long[c] or is_long[other])
-                    and _before(entry, slots, other, c)
-                ):
-                    grant[c] = False
+        # (A request refused already, for want of room after the junction, stays so.)
+        if grant[c] and _refused(
+            c, need_ptr, need, entry, slots, is_long, held, held_long, near_ptr, near_idx,
+            wide_ptr, wide_idx, position, any_long,
+        ):  # fmt: skip
+            grant[c] = False
     for j in range(need_ptr[m]):
         position[need[j]] = -1
+
+
+@njit_leaf
+def _refused(
+    c: int,
+    need_ptr: IntArray,
+    need: IntArray,
+    entry: FloatArray,
+    slots: IntArray,
+    is_long: BoolArray,
+    held: BoolArray,
+    held_long: BoolArray,
+    near_ptr: IntArray,
+    near_idx: IntArray,
+    wide_ptr: IntArray,
+    wide_idx: IntArray,
+    position: IntArray,
+    any_long: bool,
+) -> bool:
+    """Whether `serve` refuses request c (``position``: the earliest request needing each
+    lane); it stops at the first reason."""
+    for j in range(need_ptr[c], need_ptr[c + 1]):
+        lane = need[j]
+        if position[lane] != c:
+            return True
+        for q in range(near_ptr[lane], near_ptr[lane + 1]):
+            other_lane = near_idx[q]
+            if held[other_lane] and not is_long[c]:
+                return True
+            other = position[other_lane]
+            if other >= 0 and other != c and _before(entry, slots, other, c):
+                return True
+        if not any_long:
+            continue  # the wide conflicts concern long vehicles only
+        for q in range(wide_ptr[lane], wide_ptr[lane + 1]):
+            other_lane = wide_idx[q]
+            if held_long[other_lane] or (held[other_lane] and is_long[c]):
+                return True
+            other = position[other_lane]
+            if (
+                other >= 0
+                and other != c
+                and (is_long[c] or is_long[other])
+                and _before(entry, slots, other, c)
+            ):
+                return True
+    return False
 
 
 def _boxed(info: LaneInfo) -> BoolArray:

@@ -249,19 +249,21 @@ class TrafficModel:
         if self._perceived is None or self._perceived.gap.size != n:
             self._perceived = Perceived.empty(n)
         seen = self._perceived  # every field of every row is written
+        gate = self.gate
         perceive(
-            la, seen_by, actors, drivers, me, p, target, self.gate.granted, self.stops, seen, order
-        )
-        gate = self.gate.gaps(
-            me, seen.lanes, seen.start, seen.stop_distance, seen.gap, seen.ahead_goes,
-            seen.obstacle, occ, actors.half_length, salt, state.speed, dt,
+            la, seen_by, actors, drivers, me, p, target, gate.granted, gate.boxed, self.stops,
+            seen, order,
+        )  # fmt: skip
+        waits = gate.gaps(
+            me, seen.lanes, seen.start, seen.entry_hop, seen.wants_in, occ, actors.half_length,
+            salt, state.speed, dt,
         )  # fmt: skip
 
         # -- longitudinal, lateral, steering -------------------------------------------------------
         a, best = np.empty(n), np.empty(n, dtype=np.int64)
         decide(
             la, seen_by, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
-            seen.lead_v, np.minimum(seen.obstacle, gate, out=gate), envelope_sq, may_change,
+            seen.lead_v, np.minimum(seen.obstacle, waits, out=waits), envelope_sq, may_change,
             self.through_lane, float(params.politeness), bool(params.keep_right),
             float(params.idm.delta), a, best, order,
         )  # fmt: skip

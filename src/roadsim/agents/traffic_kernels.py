@@ -29,6 +29,7 @@ from roadsim._jit import (
     prefetch,
 )
 from roadsim.agents.idm import idm_accel_one
+from roadsim.agents.junctions import next_entry
 from roadsim.sensors.driver_kernels import (
     EGO,
     FRONT,
@@ -124,8 +125,9 @@ class Perceived(NamedTuple):
             (N, 1 + HOPS), -1 past its end.
         start: Distance from the front bumper to the start of each of ``lanes`` (m).
         obstacle: Gap to the nearest red or yellow stop line or lane drop (inf: none).
-        stop_distance: Distance to stop comfortably (m).
-        ahead_goes: The vehicle ahead has been let into a junction or is in one.
+        entry_hop, wants_in: The next junction entry (an index into ``lanes``, 0: none)
+            and whether the vehicle asks to enter it
+            (`roadsim.agents.junctions.next_entry`).
     """
 
     gap: FloatArray
@@ -133,14 +135,15 @@ class Perceived(NamedTuple):
     lanes: IntArray
     start: FloatArray
     obstacle: FloatArray
-    stop_distance: FloatArray
-    ahead_goes: BoolArray
+    entry_hop: IntArray
+    wants_in: BoolArray
 
     @classmethod
     def empty(cls, n: int) -> Perceived:
         return cls(
             np.empty(n), np.empty(n), np.empty((n, 1 + HOPS), dtype=np.int64),
-            np.empty((n, 1 + HOPS)), np.empty(n), np.empty(n), np.empty(n, dtype=np.bool_),
+            np.empty((n, 1 + HOPS)), np.empty(n), np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.bool_),
         )  # fmt: skip
 
 
@@ -386,13 +389,15 @@ def _perceive_rows(
     p: FloatArray,
     target: IntArray,
     granted: BoolArray,
+    boxed: BoolArray,
     stops: IntArray,
     out: Perceived,
     order: IntArray,
 ) -> None:
     """The leader, the route ahead and the standing obstacles of the vehicles ``me``,
     from what their driver sensor saw (``seen``, by row; ``stops``: 1 for each signal of
-    the sensor's table that is a light traffic stops at).
+    the sensor's table that is a light traffic stops at), and the junction entry each
+    asks for (``boxed``: the junction gate's lanes, `roadsim.agents.junctions`).
 
     A vehicle changing lanes keeps the nearer of its two leaders, and gives the change up
     (``target`` becomes its own lane, in place) when its target lane has no room left.
@@ -428,9 +433,7 @@ def _perceive_rows(
             elif g2 < g:
                 g, lv = g2, v2
         gap[i], lead_v[i] = g, lv
-        out.ahead_goes[i] = ahead >= 0 and (
-            granted[ahead] or la.junction[max(actors.uid[ahead], 0)] >= 0
-        )
+        ahead_goes = ahead >= 0 and (granted[ahead] or la.junction[max(actors.uid[ahead], 0)] >= 0)
 
         start[i, 0] = -p[i] - half_all[k]
         for h in range(1, 1 + HOPS):
@@ -438,7 +441,6 @@ def _perceive_rows(
             start[i, h] = start[i, h - 1] + (la.length[prev] if prev >= 0 else _INF)
         v = speed[k]
         stop = v * v / (2.0 * drivers.comfort_decel[k])
-        out.stop_distance[i] = stop
         nearest = _INF
         # Red lights of the main lane, and yellow ones where there is room to stop.
         first = seen.light_start[i, EGO]
@@ -457,6 +459,9 @@ def _perceive_rows(
                 end -= la.length[last] - la.usable[last]
             nearest = min(nearest, end)
         out.obstacle[i] = nearest
+        out.entry_hop[i], out.wants_in[i] = next_entry(
+            boxed, lanes, start, i, stop, g, ahead_goes, nearest
+        )
 
 
 @njit_rows
@@ -469,6 +474,7 @@ def perceive(
     p: FloatArray,
     target: IntArray,
     granted: BoolArray,
+    boxed: BoolArray,
     stops: IntArray,
     out: Perceived,
     order: IntArray,
@@ -476,8 +482,9 @@ def perceive(
     """`_perceive_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
     for c in prange(CHUNKS):
         _perceive_rows(
-            la, seen, actors, drivers, me, p, target, granted, stops, out, chunk(order, c, CHUNKS)
-        )
+            la, seen, actors, drivers, me, p, target, granted, boxed, stops, out,
+            chunk(order, c, CHUNKS),
+        )  # fmt: skip
 
 
 # -- decide -----------------------------------------------------------------------------------------
