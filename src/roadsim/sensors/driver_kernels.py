@@ -32,8 +32,8 @@ from roadsim.world.lane_kernels import (
     mix_hash,
     over_edge,
     pose,
+    prefetch_ahead,
     prefetch_lane,
-    prefetch_samples,
     progress,
     project,
     signed_curvature,
@@ -747,32 +747,37 @@ def _prefetch_row(
     order: IntArray,
     j: int,
 ) -> None:
-    """For the row at position j of ``order``: starts loading the lane rows and the
-    start of the occupancy window of the vehicle ``2 PREFETCH_AHEAD`` rows on, and the
-    samples (three: its front lies ahead of its centre) and the first entries in the
-    window of the one `PREFETCH_AHEAD` rows on, with the rows and windows of the lanes
-    its searches may go on to: the next lane (an empty lane passes the search on) and,
-    for a row that asks for them, the neighbours (see `roadsim._jit.prefetch`)."""
+    """For the row at position j of ``order``: `prefetch_ahead` (three samples: the
+    vehicle's front lies ahead of its centre), with the start of the occupancy window of
+    the vehicle ``2 PREFETCH_AHEAD`` rows on, and for the one `PREFETCH_AHEAD` rows on
+    its window's first entries and the rows and windows of the lanes its searches may go
+    on to: the next lane (an empty lane passes the search on) and, for a row that asks
+    for them, the neighbours (see `roadsim._jit.prefetch`)."""
+    prefetch_ahead(la, actors.uid, actors.s, rows, order, j, 3)
     n = order.shape[0]
     lanes = la.length.shape[0]
     if j + 2 * PREFETCH_AHEAD < n:
         u = actors.uid[rows[order[j + 2 * PREFETCH_AHEAD]]]
         if 0 <= u < lanes:
-            prefetch_lane(la, u)
             prefetch(occ.ptr, u)
     if j + PREFETCH_AHEAD < n:
         i = order[j + PREFETCH_AHEAD]
-        k = rows[i]
-        u = actors.uid[k]
+        u = actors.uid[rows[i]]
         if 0 <= u < lanes:
-            prefetch_samples(la, u, actors.s[k], 3)
-            first = occ.ptr[u]
-            prefetch(occ.p, first)
-            prefetch(occ.slot, first)
-            for other in (la.first_next[u], la.left_uid[u], la.right_uid[u]):
-                if other >= 0 and (other == la.first_next[u] or want[i] & WANT_SIDES):
-                    prefetch_lane(la, other)
-                    prefetch(occ.ptr, other)
+            prefetch(occ.p, occ.ptr[u])
+            prefetch(occ.slot, occ.ptr[u])
+            _prefetch_lane_window(la, occ, la.first_next[u])
+            if want[i] & WANT_SIDES:
+                _prefetch_lane_window(la, occ, la.left_uid[u])
+                _prefetch_lane_window(la, occ, la.right_uid[u])
+
+
+@njit_leaf
+def _prefetch_lane_window(la: LaneArrays, occ: LaneOccupancy, lane: int) -> None:
+    """Starts loading lane's rows and the start of its occupancy window (-1: nothing)."""
+    if lane >= 0:
+        prefetch_lane(la, lane)
+        prefetch(occ.ptr, lane)
 
 
 @njit_leaf
