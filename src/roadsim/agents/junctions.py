@@ -12,11 +12,14 @@ is deterministic.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import numpy.typing as npt
+from numba import prange
 from scipy.spatial import cKDTree
 
-from roadsim._jit import njit, njit_leaf, njit_loop
+from roadsim._jit import CHUNKS, chunk, njit, njit_leaf, njit_loop, njit_rows
 from roadsim.sensors.occupancy import LaneOccupancy, rearmost
 from roadsim.world.lane_kernels import LaneArrays, choose_next
 from roadsim.world.routing import LaneInfo
@@ -130,16 +133,24 @@ def _gaps(
     out: FloatArray,
 ) -> None:
     """`JunctionGate.gaps` in one compiled call (``out``: inf on entry): who asks, which
-    lanes are held, what each candidate needs, and who is served."""
+    lanes are held, what each candidate needs, and who is served.
+
+    The passes over vehicles and over requests split their rows over the threads; the
+    held lanes are marked per chunk and merged, and only the order of the requests
+    (`_first_requests`) is one loop."""
+    lane_count = la.length.shape[0]
     asking = np.empty(me.size, dtype=np.bool_)
-    ask(granted, grant_age, me, start, entry_hop, wants_in, dt, out, asking)
-    held = np.zeros(la.length.shape[0], dtype=np.bool_)
-    held_long = np.zeros(la.length.shape[0], dtype=np.bool_)
-    path = np.empty(_MAX_PIECES + 1, dtype=np.int64)
-    hold(
-        la, occ, boxed, granted, me, lanes, entry_hop, asking, half_length, salt, held,
-        held_long, path,
+    held = np.zeros((CHUNKS, lane_count), dtype=np.bool_)
+    held_long = np.zeros((CHUNKS, lane_count), dtype=np.bool_)
+    path = np.empty((CHUNKS, _MAX_PIECES + 1), dtype=np.int64)
+    ask_hold(
+        la, occ, boxed, granted, grant_age, me, lanes, start, entry_hop, wants_in, dt,
+        half_length, salt, out, asking, held, held_long, path, np.arange(me.size),
     )  # fmt: skip
+    for c in range(1, CHUNKS):
+        for u in range(lane_count):
+            held[0, u] |= held[c, u]
+            held_long[0, u] |= held_long[c, u]
     cand = np.flatnonzero(asking & ~granted[me])
     m = cand.size
     if m == 0:
@@ -148,19 +159,27 @@ def _gaps(
     for c in range(m):
         entry[c] = start[cand[c], entry_hop[cand[c]]]
         slots[c] = me[cand[c]]
-    is_long, fits = np.empty(m, dtype=np.bool_), np.empty(m, dtype=np.bool_)
-    need_ptr = np.zeros(m + 1, dtype=np.int64)
-    need = np.empty(m * (_MAX_PIECES + 1), dtype=np.int64)
+    requests = Requests(
+        start=np.empty(m, dtype=np.int64),
+        end=np.empty(m, dtype=np.int64),
+        lane=np.empty(m * (_MAX_PIECES + 1), dtype=np.int64),
+        entry=entry,
+        slot=slots,
+        is_long=np.empty(m, dtype=np.bool_),
+    )
+    grant = np.empty(m, dtype=np.bool_)
+    rows = np.arange(m)
     request(
-        la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all, is_long,
-        fits, need_ptr, need, path,
+        la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all, requests,
+        grant, path, rows,
     )  # fmt: skip
-    grant = fits.copy()
-    any_long = bool(is_long.any() or held_long.any())
-    serve(
-        need_ptr, need, entry, slots, is_long, held, held_long, near_ptr, near_idx, wide_ptr,
-        wide_idx, position, grant, any_long,
-    )  # fmt: skip
+    any_long = bool(requests.is_long.any() or held_long[0].any())
+    conflicts = Conflicting(near_ptr, near_idx, wide_ptr, wide_idx)
+    _first_requests(requests, position)
+    serve(requests, held[0], held_long[0], conflicts, position, any_long, grant, rows)
+    for c in range(m):
+        for j in range(requests.start[c], requests.end[c]):
+            position[requests.lane[j]] = -1
     for c in range(m):
         if grant[c]:
             granted[slots[c]] = True
@@ -234,23 +253,109 @@ def next_entry(
     return hop, asks
 
 
-@njit_loop
-def ask(
+class Requests(NamedTuple):
+    """A tick's requests to enter a junction, one row each (`request`).
+
+    Attributes:
+        start, end: Request c needs the lanes ``lane[start[c]:end[c]]``, its path through
+            the junction.
+        lane: The lanes of all paths (with room to spare between the threads' parts).
+        entry: Distance from the vehicle to the entry (m): first come, first served.
+        slot: The vehicle's slot, which breaks ties.
+        is_long: Whether it is a long vehicle (`LONG_VEHICLE`).
+    """
+
+    start: IntArray
+    end: IntArray
+    lane: IntArray
+    entry: FloatArray
+    slot: IntArray
+    is_long: BoolArray
+
+
+class Conflicting(NamedTuple):
+    """The conflicts of every lane (`Conflicts` in CSR form): ``near_idx[near_ptr[u]:
+    near_ptr[u + 1]]`` for ordinary vehicles, ``wide_*`` the wider ones of long vehicles."""
+
+    near_ptr: IntArray
+    near_idx: IntArray
+    wide_ptr: IntArray
+    wide_idx: IntArray
+
+
+@njit_rows
+def ask_hold(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    boxed: BoolArray,
     granted: BoolArray,
     grant_age: FloatArray,
     me: IntArray,
+    lanes: IntArray,
     start: FloatArray,
     entry_hop: IntArray,
     wants_in: BoolArray,
     dt: float,
+    half_length: FloatArray,
+    salt: UIntArray,
     out: FloatArray,
     asking: BoolArray,
+    held: BoolArray,
+    held_long: BoolArray,
+    path: IntArray,
+    rows: IntArray,
 ) -> None:
-    """Which vehicles ask to enter a junction this tick (``asking``): those that want to
-    (`next_entry`) and whose promise, if any, has not run out. Withdraws the promises of
-    vehicles that no longer ask and of those that kept one too long (they wait:
-    ``out``). ``granted`` and ``grant_age`` are by slot."""
-    for i in range(me.size):
+    """`_ask_hold_rows`, the vehicles and the occupancy's entries split over the threads;
+    each chunk marks the lanes it finds held in its own row of ``held`` and
+    ``held_long`` (and uses its own row of ``path``)."""
+    for c in prange(CHUNKS):
+        _ask_hold_rows(
+            la, occ, boxed, granted, grant_age, me, lanes, start, entry_hop, wants_in, dt,
+            half_length, salt, out, asking, held[c], held_long[c], path[c],
+            chunk(rows, c, CHUNKS), c,
+        )  # fmt: skip
+
+
+@njit_loop
+def _ask_hold_rows(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    boxed: BoolArray,
+    granted: BoolArray,
+    grant_age: FloatArray,
+    me: IntArray,
+    lanes: IntArray,
+    start: FloatArray,
+    entry_hop: IntArray,
+    wants_in: BoolArray,
+    dt: float,
+    half_length: FloatArray,
+    salt: UIntArray,
+    out: FloatArray,
+    asking: BoolArray,
+    held: BoolArray,
+    held_long: BoolArray,
+    path: IntArray,
+    rows: IntArray,
+    c: int,
+) -> None:
+    """For the rows ``rows``: which vehicles ask to enter a junction this tick
+    (``asking``), and the lanes they hold; and the lanes held by chunk c of the
+    occupancy's entries.
+
+    A vehicle asks when it wants to (`next_entry`) and its promise, if any, has not run
+    out; the promises of vehicles that no longer ask, and of those that kept one too
+    long, are withdrawn (they wait: ``out``). ``granted`` and ``grant_age`` are by slot.
+
+    Held (``held``, and ``held_long`` for long vehicles): every connecting lane with an
+    actor on it, the paths of vehicles inside, and the paths of vehicles let in."""
+    n = occ.uid.size
+    for e in range(c * n // CHUNKS, (c + 1) * n // CHUNKS):
+        if boxed[occ.uid[e]]:
+            held[occ.uid[e]] = True
+            if 2.0 * half_length[occ.slot[e]] >= LONG_VEHICLE:
+                held_long[occ.uid[e]] = True
+    for i in rows:
         k = me[i]
         asks = wants_in[i]
         if not asks:
@@ -264,38 +369,10 @@ def ask(
             out[i] = start[i, entry_hop[i]] - SETBACK  # it waits, and asks again next tick
             asks = False
         asking[i] = asks
-
-
-@njit_loop
-def hold(
-    la: LaneArrays,
-    occ: LaneOccupancy,
-    boxed: BoolArray,
-    granted: BoolArray,
-    me: IntArray,
-    lanes: IntArray,
-    entry_hop: IntArray,
-    asking: BoolArray,
-    half_length: FloatArray,
-    salt: UIntArray,
-    held: BoolArray,
-    held_long: BoolArray,
-    path: IntArray,
-) -> None:
-    """Marks the held lanes (``held``, and ``held_long`` for long vehicles): every
-    connecting lane with an actor on it, the paths of vehicles inside, and the paths of
-    vehicles let in."""
-    for e in range(occ.uid.size):
-        if boxed[occ.uid[e]]:
-            held[occ.uid[e]] = True
-            if 2.0 * half_length[occ.slot[e]] >= LONG_VEHICLE:
-                held_long[occ.uid[e]] = True
-    for i in range(me.size):
-        k = me[i]
         for hop in (0, entry_hop[i]):
             if hop == 0 and not boxed[lanes[i, 0]]:
                 continue  # not inside a junction
-            if hop > 0 and not (asking[i] and granted[k]):
+            if hop > 0 and not (asks and granted[k]):
                 continue  # not let in to the next one
             count, _ = path_through(la, boxed, lanes[i, hop], salt[k], path)
             for j in range(count):
@@ -304,7 +381,7 @@ def hold(
                     held_long[path[j]] = True
 
 
-@njit_loop
+@njit_rows
 def request(
     la: LaneArrays,
     occ: LaneOccupancy,
@@ -316,25 +393,56 @@ def request(
     half_length: FloatArray,
     salt: UIntArray,
     speed: FloatArray,
-    is_long: BoolArray,
+    requests: Requests,
     fits: BoolArray,
-    need_ptr: IntArray,
-    need: IntArray,
     path: IntArray,
+    rows: IntArray,
 ) -> None:
-    """For each candidate row ``cand[c]``: the lanes its path needs
-    (``need[need_ptr[c]:need_ptr[c + 1]]``), whether it is long, and whether the lane its
-    path leads into has room for it or moving traffic (``fits``), so that a queue does
-    not block the junction."""
-    for c in range(cand.size):
+    """`_request_rows`, the requests split over the threads (each chunk with its own row
+    of ``path``)."""
+    for c in prange(CHUNKS):
+        _request_rows(
+            la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed, requests,
+            fits, path[c], chunk(rows, c, CHUNKS),
+        )  # fmt: skip
+
+
+@njit_loop
+def _request_rows(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    boxed: BoolArray,
+    me: IntArray,
+    cand: IntArray,
+    lanes: IntArray,
+    entry_hop: IntArray,
+    half_length: FloatArray,
+    salt: UIntArray,
+    speed: FloatArray,
+    requests: Requests,
+    fits: BoolArray,
+    path: IntArray,
+    rows: IntArray,
+) -> None:
+    """For each request c of ``rows`` (a run), from vehicle row ``cand[c]``: the lanes
+    its path needs, whether it is long, and whether the lane its path leads into has room
+    for it or moving traffic (``fits``), so that a queue does not block the junction.
+    The paths of the run follow each other in ``requests.lane`` from where the run's
+    first request would start with the longest paths before it."""
+    if rows.size == 0:
+        return
+    at = rows[0] * (_MAX_PIECES + 1)
+    for c in rows:
         i = cand[c]
         k = me[i]
         length = 2.0 * half_length[k]
-        is_long[c] = length >= LONG_VEHICLE
+        requests.is_long[c] = length >= LONG_VEHICLE
         count, after = path_through(la, boxed, lanes[i, entry_hop[i]], salt[k], path)
+        requests.start[c] = at
         for j in range(count):
-            need[need_ptr[c] + j] = path[j]
-        need_ptr[c + 1] = need_ptr[c] + count
+            requests.lane[at + j] = path[j]
+        at += count
+        requests.end[c] = at
         first = rearmost(occ, after)
         fits[c] = (
             first < 0
@@ -344,79 +452,86 @@ def request(
 
 
 @njit_leaf
-def _before(entry: FloatArray, slots: IntArray, a: int, b: int) -> bool:
+def _before(requests: Requests, a: int, b: int) -> bool:
     """Whether request a comes before request b: first come (nearest the entry), then
     the lower slot."""
-    return bool(entry[a] < entry[b] or (entry[a] == entry[b] and slots[a] < slots[b]))
+    entry, slot = requests.entry, requests.slot
+    return bool(entry[a] < entry[b] or (entry[a] == entry[b] and slot[a] < slot[b]))
 
 
 @njit_loop
+def _first_requests(requests: Requests, position: IntArray) -> None:
+    """``position``: for each lane a request needs, the earliest such request (`_before`);
+    -1 elsewhere (as on entry)."""
+    for c in range(requests.entry.size):
+        for j in range(requests.start[c], requests.end[c]):
+            lane = requests.lane[j]
+            if position[lane] < 0 or _before(requests, c, position[lane]):
+                position[lane] = c
+
+
+@njit_rows
 def serve(
-    need_ptr: IntArray,
-    need: IntArray,
-    entry: FloatArray,
-    slots: IntArray,
-    is_long: BoolArray,
+    requests: Requests,
     held: BoolArray,
     held_long: BoolArray,
-    near_ptr: IntArray,
-    near_idx: IntArray,
-    wide_ptr: IntArray,
-    wide_idx: IntArray,
+    conflicts: Conflicting,
     position: IntArray,
-    grant: BoolArray,
     any_long: bool,
+    grant: BoolArray,
+    rows: IntArray,
 ) -> None:
-    """Which requests are granted this tick, first come first served (`_before`: by
-    ``entry``, the distance to the entry, then by slot): clears ``grant[c]`` (set where
-    the lane after the junction has room) of those refused.
+    """`_serve_rows`, the requests split over the threads."""
+    for c in prange(CHUNKS):
+        _serve_rows(
+            requests, held, held_long, conflicts, position, any_long, grant,
+            chunk(rows, c, CHUNKS),
+        )  # fmt: skip
 
-    Request c needs the lanes ``need[need_ptr[c]:need_ptr[c + 1]]``. It is refused when a
-    lane conflicting with one it needs is held, or when an earlier request of this tick
-    needs the same lane or a conflicting one (that one may itself be refused: it is then
-    served next tick, a 50 ms delay). Long vehicles use the wide conflicts, against held
-    lanes and against other requests alike (``any_long``: a request is long or a lane is
-    held by a long vehicle). ``position`` is scratch space by lane, -1 throughout on entry
-    and on return.
+
+@njit_loop
+def _serve_rows(
+    requests: Requests,
+    held: BoolArray,
+    held_long: BoolArray,
+    conflicts: Conflicting,
+    position: IntArray,
+    any_long: bool,
+    grant: BoolArray,
+    rows: IntArray,
+) -> None:
+    """Which of the requests ``rows`` are granted this tick, first come first served
+    (`_before`): clears ``grant[c]`` (set where the lane after the junction has room) of
+    those refused.
+
+    A request is refused when a lane conflicting with one it needs is held, or when an
+    earlier request of this tick needs the same lane or a conflicting one (that one may
+    itself be refused: it is then served next tick, a 50 ms delay). Long vehicles use
+    the wide conflicts, against held lanes and against other requests alike
+    (``any_long``: a request is long or a lane is held by a long vehicle).
+    ``position`` holds the earliest request needing each lane (`_first_requests`).
     """
-    m = entry.size
-    for c in range(m):  # lane -> the earliest request needing it
-        for j in range(need_ptr[c], need_ptr[c + 1]):
-            lane = need[j]
-            if position[lane] < 0 or _before(entry, slots, c, position[lane]):
-                position[lane] = c
-    for c in range(m):
+    for c in rows:
         # (A request refused already, for want of room after the junction, stays so.)
-        if grant[c] and _refused(
-            c, need_ptr, need, entry, slots, is_long, held, held_long, near_ptr, near_idx,
-            wide_ptr, wide_idx, position, any_long,
-        ):  # fmt: skip
+        if grant[c] and _refused(requests, held, held_long, conflicts, position, any_long, c):
             grant[c] = False
-    for j in range(need_ptr[m]):
-        position[need[j]] = -1
 
 
 @njit_leaf
 def _refused(
-    c: int,
-    need_ptr: IntArray,
-    need: IntArray,
-    entry: FloatArray,
-    slots: IntArray,
-    is_long: BoolArray,
+    requests: Requests,
     held: BoolArray,
     held_long: BoolArray,
-    near_ptr: IntArray,
-    near_idx: IntArray,
-    wide_ptr: IntArray,
-    wide_idx: IntArray,
+    conflicts: Conflicting,
     position: IntArray,
     any_long: bool,
+    c: int,
 ) -> bool:
-    """Whether `serve` refuses request c (``position``: the earliest request needing each
-    lane); it stops at the first reason."""
-    for j in range(need_ptr[c], need_ptr[c + 1]):
-        lane = need[j]
+    """Whether `serve` refuses request c; it stops at the first reason."""
+    near_ptr, near_idx, wide_ptr, wide_idx = conflicts
+    is_long = requests.is_long
+    for j in range(requests.start[c], requests.end[c]):
+        lane = requests.lane[j]
         if position[lane] != c:
             return True
         for q in range(near_ptr[lane], near_ptr[lane + 1]):
@@ -424,7 +539,7 @@ def _refused(
             if held[other_lane] and not is_long[c]:
                 return True
             other = position[other_lane]
-            if other >= 0 and other != c and _before(entry, slots, other, c):
+            if other >= 0 and other != c and _before(requests, other, c):
                 return True
         if not any_long:
             continue  # the wide conflicts concern long vehicles only
@@ -437,7 +552,7 @@ def _refused(
                 other >= 0
                 and other != c
                 and (is_long[c] or is_long[other])
-                and _before(entry, slots, other, c)
+                and _before(requests, other, c)
             ):
                 return True
     return False
