@@ -26,6 +26,7 @@ import numpy.typing as npt
 from numba import prange
 
 from roadsim._jit import CHUNKS, njit_leaf, njit_loop, njit_rows
+from roadsim.world.lane_kernels import wrap
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -208,7 +209,7 @@ def _bicycle_rows(
         direction = heading[k] + beta + half
         x[k] += chord * math.cos(direction)
         y[k] += chord * math.sin(direction)
-        heading[k] = (heading[k] + 2.0 * half + math.pi) % (2.0 * math.pi) - math.pi
+        heading[k] = wrap(heading[k] + 2.0 * half)
         yaw_rate[k] = omega
 
 

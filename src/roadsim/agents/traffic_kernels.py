@@ -56,6 +56,7 @@ from roadsim.world.lane_kernels import (
     prefetch_lane,
     progress,
     signed_curvature,
+    wrap,
 )
 from roadsim.world.lane_table import ENVELOPE_DECEL
 from roadsim.world.routing import LANE_DROP
@@ -773,7 +774,7 @@ def _track(la: LaneArrays, lane: int, p: float, actors: Actors, k: int) -> float
     lateral = -(x - xc) * sin_h + (y - yc) * cos_h
     hc = math.atan2(sin_h, cos_h)
     lateral = min(max(lateral, -TRACK_MAX_ERROR), TRACK_MAX_ERROR)
-    heading_error = (course - hc + math.pi) % (2.0 * math.pi) - math.pi
+    heading_error = wrap(course - hc)
     reach = max(TRACK_MIN, TRACK_TIME * v)
     ahead = min(p + TRACK_PREVIEW * v, la.length[lane])
     feedback = lateral / reach**2 + 2.0 * heading_error / reach

@@ -37,6 +37,7 @@ from roadsim.world.lane_kernels import (
     progress,
     project,
     signed_curvature,
+    wrap,
 )
 from roadsim.world.state import STATIC_OBJECT
 
@@ -226,12 +227,6 @@ class Out(NamedTuple):
 
 
 # -- lane streams ---------------------------------------------------------------------------------
-
-
-@njit_leaf
-def wrap(angle: float) -> float:
-    """``angle`` wrapped to [-pi, pi)."""
-    return float((angle + math.pi) % (2.0 * math.pi) - math.pi)
 
 
 @njit_leaf

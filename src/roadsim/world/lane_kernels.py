@@ -141,6 +141,15 @@ def lerp(la: LaneArrays, column: int, k: int, w: float, u: int) -> float:
 
 
 @njit_leaf
+def wrap(angle: float) -> float:
+    """``angle`` wrapped to [-pi, pi): itself where it lies there already, which is
+    nearly always, without the library call a float ``%`` makes."""
+    if -math.pi <= angle < math.pi:
+        return angle
+    return float((angle + math.pi) % (2.0 * math.pi) - math.pi)
+
+
+@njit_leaf
 def pose(la: LaneArrays, u: int, p: float) -> tuple[float, float, float]:
     """World (x, y, heading) of the centre of lane ``u`` at progress p, facing its
     driving direction."""
@@ -157,7 +166,7 @@ def centre(la: LaneArrays, u: int, p: float) -> tuple[float, float, float, float
     k, w = sample_at(la, u, p)
     dx = lerp(la, DIR_X, k, w, u)
     dy = lerp(la, DIR_Y, k, w, u)
-    norm = math.hypot(dx, dy)
+    norm = math.sqrt(dx * dx + dy * dy)
     return lerp(la, X, k, w, u), lerp(la, Y, k, w, u), dx / norm, dy / norm
 
 
@@ -217,7 +226,8 @@ def project(la: LaneArrays, u: int, p: float, x: float, y: float) -> tuple[float
     b = min(a + 1, end)
     xa, ya = la.sample[a, X], la.sample[a, Y]
     ex, ey = la.sample[b, X] - xa, la.sample[b, Y] - ya
-    norm = max(math.hypot(ex, ey), 1e-9)
+    # (Not math.hypot: a library call, and samples metres apart cannot overflow.)
+    norm = max(math.sqrt(ex * ex + ey * ey), 1e-9)
     dx, dy = x - xa, y - ya
     w = (dx * ex + dy * ey) / (norm * norm)
     lateral = (ex * dy - ey * dx) / norm
