@@ -10,7 +10,7 @@ centre a distance ``lr`` ahead of the rear axle (``lr = L/2``), the slip angle i
 Integrated with the exact arc over one step for constant (v-average, beta), so that a vehicle
 with constant controls drives a circle of radius ``lr / sin(beta)`` exactly: the chord of
 length ``2 sin(dpsi/2) / dpsi`` times the path leaves at ``psi + beta + dpsi/2``. The heading
-is wrapped to [-pi, pi) with a floor modulo (as ``numpy.remainder``).
+is wrapped to [-pi, pi) (`roadsim.world.lane_kernels.wrap`).
 
 `step_bicycle_slots` advances the vehicles of a list of slots in place in the simulation's
 per-slot arrays; `step_bicycle` is the same step on arrays of vehicles, returning new ones.
@@ -102,6 +102,7 @@ def step_bicycle_slots(
     steer_cmd: FloatArray,
     limits: VehicleLimits,
     dt: float,
+    slip: FloatArray | None = None,
 ) -> None:
     """Advances the vehicles in ``slots`` by one step of ``dt`` seconds, in place.
 
@@ -117,7 +118,11 @@ def step_bicycle_slots(
             rate-limited.
         limits: The limits by slot, arrays of shape (C,).
         dt: Step (s).
+        slip: By slot, written at ``slots`` if given: the slip angle ``beta`` of the new
+            steering angle (rad).
     """
+    if slip is None:
+        slip = np.empty(np.shape(x)[0])
     _bicycle_kernel(
         np.ascontiguousarray(slots, dtype=np.int64),
         x,
@@ -127,6 +132,7 @@ def step_bicycle_slots(
         steer,
         accel,
         yaw_rate,
+        slip,
         np.ascontiguousarray(accel_cmd, dtype=np.float64),
         np.ascontiguousarray(steer_cmd, dtype=np.float64),
         np.ascontiguousarray(limits.wheelbase, dtype=np.float64),
@@ -148,6 +154,7 @@ def _bicycle_kernel(
     steer: FloatArray,
     accel: FloatArray,
     yaw_rate: FloatArray,
+    slip: FloatArray,
     accel_cmd: FloatArray,
     steer_cmd: FloatArray,
     wheelbase: FloatArray,
@@ -161,7 +168,7 @@ def _bicycle_kernel(
     n = slots.shape[0]
     for c in prange(CHUNKS):
         _bicycle_rows(
-            slots, x, y, heading, speed, steer, accel, yaw_rate, accel_cmd, steer_cmd,
+            slots, x, y, heading, speed, steer, accel, yaw_rate, slip, accel_cmd, steer_cmd,
             wheelbase, max_accel, max_decel, max_steer, max_steer_rate, dt,
             c * n // CHUNKS, (c + 1) * n // CHUNKS,
         )  # fmt: skip
@@ -177,6 +184,7 @@ def _bicycle_rows(
     steer: FloatArray,
     accel: FloatArray,
     yaw_rate: FloatArray,
+    slip: FloatArray,
     accel_cmd: FloatArray,
     steer_cmd: FloatArray,
     wheelbase: FloatArray,
@@ -211,6 +219,7 @@ def _bicycle_rows(
         y[k] += chord * math.sin(direction)
         heading[k] = wrap(heading[k] + 2.0 * half)
         yaw_rate[k] = omega
+        slip[k] = beta
 
 
 @njit_leaf

@@ -185,11 +185,14 @@ class TrafficModel:
         params: TrafficParams,
         time: float,
         dt: float,
+        *,
+        all_on_lane: bool = False,
     ) -> tuple[FloatArray, FloatArray]:
         """Acceleration and steering commands for the autopilot vehicles ``idx`` (sorted).
 
         Every active actor of ``state`` is an obstacle; ``wheelbase``, ``salt`` and the
-        arrays of ``params`` are indexed by slot.
+        arrays of ``params`` are indexed by slot. A caller that knows every vehicle of
+        ``idx`` is on a lane says so (``all_on_lane``), which saves looking.
 
         Returns:
             ``(accel, steer)`` for ``idx`` (m/s^2, rad).
@@ -197,12 +200,12 @@ class TrafficModel:
         info = self.info
         la = info.arrays
         drivers = _drivers(params, salt, wheelbase)
-        on_lane = state.uid[idx] >= 0
         # The rows in slot order, which is lane order give or take the vehicles that moved
         # on since the simulation last sorted its slots: each thread's share of a pass is
         # a run of rows, and vehicles near each other read neighbouring table rows.
         me, at = idx, None  # at: the positions in idx of the rows, where not all of idx
-        if not on_lane.all():
+        on_lane = None if all_on_lane else state.uid[idx] >= 0
+        if on_lane is not None and not on_lane.all():
             # Off every lane (a vehicle pushed off the road): brake, wheels straight.
             accel, steer = np.zeros(idx.size), np.zeros(idx.size)
             accel[~on_lane] = -drivers.comfort_decel[idx[~on_lane]]
@@ -220,7 +223,7 @@ class TrafficModel:
             y=state.y,
             heading=state.heading,
             speed=state.speed,
-            steer=state.steer,
+            slip=state.slip,
             half_length=0.5 * state.length,
             width=state.width,
         )

@@ -99,7 +99,7 @@ class Actors(NamedTuple):
     y: FloatArray
     heading: FloatArray
     speed: FloatArray
-    steer: FloatArray
+    slip: FloatArray
     half_length: FloatArray
     width: FloatArray
 
@@ -768,8 +768,8 @@ def _track(la: LaneArrays, lane: int, p: float, actors: Actors, k: int) -> float
     `TRACK_TIME` seconds of driving (at least `TRACK_MIN` metres). The lateral error is
     capped at `TRACK_MAX_ERROR`, which paces lane changes."""
     x, y, v = actors.x[k], actors.y[k], actors.speed[k]
-    # The box centre moves at the slip angle beta to the body's heading.
-    course = actors.heading[k] + math.atan(0.5 * math.tan(actors.steer[k]))
+    # The box centre moves at the slip angle to the body's heading.
+    course = actors.heading[k] + actors.slip[k]
     xc, yc, cos_h, sin_h = centre(la, lane, p)
     lateral = -(x - xc) * sin_h + (y - yc) * cos_h
     hc = math.atan2(sin_h, cos_h)

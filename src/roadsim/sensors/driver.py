@@ -190,9 +190,7 @@ class DriverSensor:
             if out is None:
                 signs, lights, marks = (size * chunks for size in self._sizes)
                 out = Out.empty(n, signs, lights, marks, chunks)
-            observe(la, tab, occ, actors, rows, wants, vis, shown, out, order)
-            # Each chunk's cursor of each kind, against the end of its part.
-            if (out.cursor[:, :END] <= out.cursor[:, END : 2 * END]).all():
+            if observe(la, tab, occ, actors, rows, wants, vis, shown, out, order):
                 return out
             used = out.cursor[:, :END] - np.arange(chunks)[:, None] * self._sizes
             self._sizes = tuple(  # type: ignore[assignment]

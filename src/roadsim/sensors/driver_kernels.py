@@ -658,16 +658,24 @@ def observe(
     shown: IntArray,
     out: Out,
     order: IntArray,
-) -> None:
+) -> bool:
     """The driver views of the vehicles in slots ``rows`` (see the module docstring),
     written to ``out`` by row; ``want`` (bit flags per row) says what each row needs,
     ``shown`` what each light of the plan shows. Rows are visited in ``order``, in
-    ``out.cursor.shape[0]`` chunks split over the threads (see `Out`)."""
+    ``out.cursor.shape[0]`` chunks split over the threads (see `Out`).
+
+    Returns whether every chunk's lists fitted in its part of the flat arrays (if not,
+    the caller runs it again with larger ones)."""
     chunks = out.cursor.shape[0]
     for c in prange(chunks):
         _observe_chunk(
             la, tab, occ, actors, rows, want, visibility, shown, out, chunk(order, c, chunks), c
         )
+    for c in range(chunks):
+        for kind in range(END):
+            if out.cursor[c, kind] > out.cursor[c, END + kind]:
+                return False
+    return True
 
 
 @njit_loop

@@ -112,6 +112,7 @@ class Respawner:
                 ("accel", 0.0),
                 ("steer", 0.0),
                 ("yaw_rate", 0.0),
+                ("slip", 0.0),
                 ("s", s[0]),
                 ("t", t[0]),
             ):

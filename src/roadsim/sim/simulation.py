@@ -62,7 +62,7 @@ from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_kernels import by_lane
 from roadsim.world.localization import relocalize_slots
 from roadsim.world.routing import LaneInfo
-from roadsim.world.state import AUTOPILOT, EXTERNAL, VEHICLE, WorldState
+from roadsim.world.state import AUTOPILOT, EXTERNAL, VEHICLE, WorldState, vehicle_slots
 from roadsim.world.traffic_lights import TrafficLightPlan
 
 FloatArray = npt.NDArray[np.float64]
@@ -327,10 +327,10 @@ class Simulation:
         scripted = self.scripted
         self._place_scripted(scripted.lifecycle(self.frame, self.dt, self._ego(), st))
 
-        vehicles = np.flatnonzero(st.active & (st.kind == VEHICLE))
+        vehicles, on, off = vehicle_slots(st.active, st.kind, st.uid)
         accel = steer = np.zeros(0)
         if vehicles.size:
-            accel, steer = self._controls(vehicles)
+            accel, steer = self._controls(vehicles, all_on_lane=off.size == 0)
         # Scripted objects move after every controller has seen the frame they start from.
         moved = scripted.move(self.frame, self.dt, self._ego(), st)
         if vehicles.size:
@@ -347,8 +347,9 @@ class Simulation:
                 steer,
                 self.limits,
                 self.dt,
+                slip=st.slip,
             )
-            self._localize(vehicles)
+            self._localize(on, off)
         self._place_scripted(moved)
         self._collide()
         self.frame += 1
@@ -392,7 +393,7 @@ class Simulation:
                 self.info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self.salt
             )
 
-    def _controls(self, vehicles: IntArray) -> tuple[FloatArray, FloatArray]:
+    def _controls(self, vehicles: IntArray, all_on_lane: bool) -> tuple[FloatArray, FloatArray]:
         st = self.state
         cmd = self._ego_command
         if cmd is None:  # no external commands: the autopilot drives every vehicle
@@ -404,6 +405,7 @@ class Simulation:
                 self.traffic_params,
                 self.time,
                 self.dt,
+                all_on_lane=all_on_lane,
             )
         external = st.control[vehicles] == EXTERNAL
         auto = vehicles[~external]
@@ -411,7 +413,14 @@ class Simulation:
         steer = np.zeros(vehicles.size)
         if auto.size:
             a, d = self.traffic.act(
-                auto, st, self.limits.wheelbase, self.salt, self.traffic_params, self.time, self.dt
+                auto,
+                st,
+                self.limits.wheelbase,
+                self.salt,
+                self.traffic_params,
+                self.time,
+                self.dt,
+                all_on_lane=all_on_lane,
             )
             accel[~external] = a
             steer[~external] = d
@@ -433,10 +442,10 @@ class Simulation:
                 steer[k] = np.clip(cmd.steering, -1.0, 1.0) * self.limits.max_steer[slots]
         return accel, steer
 
-    def _localize(self, vehicles: IntArray) -> None:
+    def _localize(self, on: IntArray, off: IntArray) -> None:
+        """Localises the vehicles that were on a lane (``on``) and those that were not
+        (``off``) before they moved."""
         st = self.state
-        was_on = st.uid[vehicles] >= 0
-        on, off = vehicles[was_on], vehicles[~was_on]
         if on.size:
             # Writes uid, s, t and road of `on` in place; returns those now on no lane.
             lost = relocalize_slots(

@@ -15,6 +15,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._jit import njit
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -38,11 +40,13 @@ class WorldState:
         control: NO_CONTROL, AUTOPILOT or EXTERNAL, int64.
         active: The slot holds a live actor.
         x, y, z: Position of the box centre on the ground (m).
-        heading: Heading (rad), wrapped to (-pi, pi].
+        heading: Heading (rad), wrapped to [-pi, pi).
         speed: Longitudinal speed (m/s), >= 0.
         accel: Longitudinal acceleration over the last tick (m/s^2).
         steer: Front-wheel steering angle (rad), positive left.
         yaw_rate: Heading rate (rad/s).
+        slip: Side-slip angle (rad): the box centre moves along ``heading + slip``; a
+            vehicle's comes from its steering (the kinematic bicycle model), 0 for others.
         length, width, height: Box size (m).
         road: Road index of the lane the actor is on (-1: off every lane).
         uid: Lane uid (-1: off every lane).
@@ -64,6 +68,7 @@ class WorldState:
     accel: FloatArray
     steer: FloatArray
     yaw_rate: FloatArray
+    slip: FloatArray
     length: FloatArray
     width: FloatArray
     height: FloatArray
@@ -105,6 +110,33 @@ class WorldState:
         for name, values in self.arrays().items():
             getattr(bigger, name)[:n] = values
         return bigger
+
+
+@njit
+def vehicle_slots(
+    active: BoolArray, kind: IntArray, uid: IntArray
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The slots of the active vehicles, and of those of them on a lane and off every
+    lane (``uid`` -1), each in slot order: one pass instead of a few numpy calls a tick."""
+    n = active.shape[0]
+    vehicles = np.empty(n, dtype=np.int64)
+    count = on_count = 0
+    for k in range(n):
+        if active[k] and kind[k] == VEHICLE:
+            vehicles[count] = k
+            count += 1
+            on_count += uid[k] >= 0
+    on = np.empty(on_count, dtype=np.int64)
+    off = np.empty(count - on_count, dtype=np.int64)
+    a = b = 0
+    for k in vehicles[:count]:
+        if uid[k] >= 0:
+            on[a] = k
+            a += 1
+        else:
+            off[b] = k
+            b += 1
+    return vehicles[:count], on, off
 
 
 _DTYPES: dict[str, type] = {
