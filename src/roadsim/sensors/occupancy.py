@@ -87,25 +87,16 @@ def _footprints(
 ) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray]:
     """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach)``."""
     lanes = la.length.shape[0]
-    count = 0
-    for k in range(uid.size):
-        if active[k] and 0 <= uid[k] < lanes:
-            count += 1
-    on = np.empty(count, dtype=np.int64)
-    count = 0
-    for k in range(uid.size):
-        if active[k] and 0 <= uid[k] < lanes:
-            on[count] = k
-            count += 1
-    n = on.size
-    # Three entries an actor (its lane, and the neighbours on either side; lane -1 where
-    # it does not reach into one), then the extra entries.
+    n = uid.size
+    # Three entries a slot (its lane, and the neighbours on either side; lane -1 where it
+    # does not reach into one, and for a slot with no actor on a lane), then the extra
+    # entries.
     m = 3 * n + extra_slot.size
     slot = np.empty(m, dtype=np.int64)
     lane = np.empty(m, dtype=np.int64)
     p = np.empty(m)
-    reach = np.zeros(uid.size)
-    _place(la, on, uid, s, t, heading, length, width, slot, lane, p, reach, np.arange(n))
+    reach = np.empty(n)
+    _place(la, active, uid, s, t, heading, length, width, slot, lane, p, reach, np.arange(n))
     slot[3 * n :], lane[3 * n :], p[3 * n :] = extra_slot, extra_lane, extra_p
     out_slot, out_uid, out_p, ptr = sort_entries(lanes, slot, lane, p)
     return out_slot, out_uid, out_p, ptr, reach
@@ -114,7 +105,7 @@ def _footprints(
 @njit_rows
 def _place(
     la: LaneArrays,
-    on: IntArray,
+    active: BoolArray,
     uid: IntArray,
     s: FloatArray,
     t: FloatArray,
@@ -127,10 +118,11 @@ def _place(
     reach: FloatArray,
     order: IntArray,
 ) -> None:
-    """`_place_rows`, the actors split over the threads (`roadsim._jit.njit_rows`)."""
+    """`_place_rows`, the slots (``order``: all of them, in order) split over the
+    threads (`roadsim._jit.njit_rows`)."""
     for c in prange(CHUNKS):
         _place_rows(
-            la, on, uid, s, t, heading, length, width, slot, lane, p, reach,
+            la, active, uid, s, t, heading, length, width, slot, lane, p, reach, order,
             chunk(order, c, CHUNKS),
         )  # fmt: skip
 
@@ -138,7 +130,7 @@ def _place(
 @njit_loop
 def _place_rows(
     la: LaneArrays,
-    on: IntArray,
+    active: BoolArray,
     uid: IntArray,
     s: FloatArray,
     t: FloatArray,
@@ -149,18 +141,26 @@ def _place_rows(
     lane: IntArray,
     p: FloatArray,
     reach: FloatArray,
+    slots: IntArray,
     order: IntArray,
 ) -> None:
-    """The entries ``3 i``, ``3 i + 1`` and ``3 i + 2`` of actors ``on[i]`` for i in
-    ``order``: its own lane, and its left and right neighbours where it reaches into
-    them (lane -1 where not); and its ``reach``, by slot."""
+    """The entries ``3 k``, ``3 k + 1`` and ``3 k + 2`` of the slots k in ``order``
+    (a run of ``slots``, which are 0, 1, 2, ...):
+    the actor's own lane, and its left and right neighbours where it reaches into them
+    (lane -1 where not, and all three for a slot with no active actor on a lane); and
+    its ``reach``, by slot."""
+    lanes = la.length.shape[0]
     for j in range(order.shape[0]):
-        prefetch_ahead(la, uid, s, on, order, j, 2)
-        i = order[j]
-        k = on[i]
+        prefetch_ahead(la, uid, s, slots, order, j, 2)
+        k = order[j]
         u = uid[k]
+        if not (active[k] and 0 <= u < lanes):
+            for e in range(3 * k, 3 * k + 3):
+                slot[e], lane[e], p[e] = k, -1, 0.0
+            reach[k] = 0.0
+            continue
         q = progress(la, u, s[k])
-        slot[3 * i], lane[3 * i], p[3 * i] = k, u, q
+        slot[3 * k], lane[3 * k], p[3 * k] = k, u, q
         lo, hi = bounds(la, u, q)
         # |cos| and |sin| of the angle d between the actor and the lane.
         dx, dy = direction(la, u, q)
@@ -170,7 +170,7 @@ def _place_rows(
         side = 0.5 * (length[k] * sn + width[k] * c)
         offset = la.sign[u] * (t[k] - 0.5 * (lo + hi))  # + left of the lane's direction
         half = 0.5 * (hi - lo)
-        for e, left in ((3 * i + 1, True), (3 * i + 2, False)):
+        for e, left in ((3 * k + 1, True), (3 * k + 2, False)):
             over = offset + side > half if left else offset - side < -half
             other = la.left_uid[u] if left else la.right_uid[u]
             slot[e], lane[e], p[e] = k, -1, 0.0
