@@ -38,6 +38,7 @@ from roadsim.agents.traffic_kernels import (
     Actors,
     Drivers,
     Perceived,
+    Routes,
     Seen,
     clear_of_each_other,
     decide,
@@ -115,6 +116,7 @@ class TrafficModel:
         self._seen: Out | None = None  # the sensor's results, reused from tick to tick
         self._perceived: Perceived | None = None  # and perceive's
         self.target_uid: IntArray = np.zeros(0, dtype=np.int64)
+        self.routes = Routes.empty(0)
 
     def resize(self, capacity: int) -> None:
         """Makes room for ``capacity`` actor slots (new slots start fresh)."""
@@ -124,12 +126,17 @@ class TrafficModel:
         target[: self.target_uid.size] = self.target_uid
         self.change_timer, self.target_uid = timer, target
         self.gate.resize(capacity)
+        routes = Routes.empty(capacity)
+        for kept, old in zip(routes, self.routes, strict=True):
+            kept[: old.shape[0]] = old
+        self.routes = routes
 
     def move_slots(self, dst: IntArray, src: IntArray) -> None:
         """Moves the memory of the vehicles in slots ``src`` to slots ``dst`` (a
         permutation of the same slots; see `roadsim.sim.simulation.Simulation`)."""
-        for memory in (self.change_timer, self.target_uid, self.gate.granted, self.gate.grant_age):
-            memory[dst] = memory[src]
+        memory = (self.change_timer, self.target_uid, self.gate.granted, self.gate.grant_age)
+        for values in (*memory, *self.routes):
+            values[dst] = values[src]
 
     def forget(self, slots: IntArray) -> None:
         """Clears the memory of slots whose vehicles left (their slots may be reused)."""
@@ -255,7 +262,7 @@ class TrafficModel:
         gate = self.gate
         perceive(
             la, seen_by, actors, drivers, me, p, target, gate.granted, gate.boxed, self.stops,
-            seen, order,
+            self.routes, seen, order,
         )  # fmt: skip
         waits = gate.gaps(
             me, seen.lanes, seen.start, seen.entry_hop, seen.wants_in, occ, actors.half_length,

@@ -148,6 +148,46 @@ class Perceived(NamedTuple):
         )  # fmt: skip
 
 
+class Routes(NamedTuple):
+    """The next `HOPS` lanes of each vehicle's route, by slot, kept from tick to tick
+    (allocate with `Routes.empty`). A route is a function of the lane it starts from and
+    the vehicle's route salt alone, so an entry is used while both match and made anew
+    otherwise: it changes when its vehicle moves on to another lane, and walking it every
+    tick cost a cache miss or two a vehicle (the lanes after the next one lie anywhere in
+    the tables).
+
+    Attributes:
+        lane: The lane the route starts from (-1: no entry).
+        salt: The route salt it was made with.
+        hop: The next `HOPS` lanes (-1 past the route's end), shape (C, HOPS).
+        length: Their lengths (m; inf for -1), shape (C, HOPS).
+    """
+
+    lane: IntArray
+    salt: UIntArray
+    hop: IntArray
+    length: FloatArray
+
+    @classmethod
+    def empty(cls, capacity: int) -> Routes:
+        return cls(
+            np.full(capacity, -1, dtype=np.int64), np.zeros(capacity, dtype=np.uint64),
+            np.full((capacity, HOPS), -1, dtype=np.int64), np.full((capacity, HOPS), np.inf),
+        )  # fmt: skip
+
+
+@njit_leaf
+def route_of(la: LaneArrays, routes: Routes, k: int, u: int, salt: np.uint64) -> None:
+    """Makes sure ``routes`` holds the route of the vehicle in slot k from lane u."""
+    if routes.lane[k] == u and routes.salt[k] == salt:
+        return
+    _fill_route(la, salt, u, routes.hop[k])
+    for h in range(HOPS):
+        x = routes.hop[k, h]
+        routes.length[k, h] = la.length[x] if x >= 0 else _INF
+    routes.lane[k], routes.salt[k] = u, salt
+
+
 # -- prepare ---------------------------------------------------------------------------------------
 
 
@@ -392,13 +432,15 @@ def _perceive_rows(
     granted: BoolArray,
     boxed: BoolArray,
     stops: IntArray,
+    routes: Routes,
     out: Perceived,
     order: IntArray,
 ) -> None:
     """The leader, the route ahead and the standing obstacles of the vehicles ``me``,
     from what their driver sensor saw (``seen``, by row; ``stops``: 1 for each signal of
     the sensor's table that is a light traffic stops at), and the junction entry each
-    asks for (``boxed``: the junction gate's lanes, `roadsim.agents.junctions`).
+    asks for (``boxed``: the junction gate's lanes, `roadsim.agents.junctions`). The
+    routes come from ``routes``, which keeps them (`route_of`).
 
     A vehicle changing lanes keeps the nearer of its two leaders, and gives the change up
     (``target`` becomes its own lane, in place) when its target lane has no room left.
@@ -409,19 +451,16 @@ def _perceive_rows(
     half_all, speed = actors.half_length, actors.speed
     n = order.shape[0]
     for j in range(n):
-        # The lane rows of a vehicle some rows on, then those of the lane after it.
-        if j + 2 * PREFETCH_AHEAD < n:
-            prefetch_lane(la, actors.uid[me[order[j + 2 * PREFETCH_AHEAD]]])
+        # The lane rows of a vehicle some rows on.
         if j + PREFETCH_AHEAD < n:
-            ahead_u = actors.uid[me[order[j + PREFETCH_AHEAD]]]
-            if ahead_u >= 0:
-                prefetch_lane(la, la.first_next[ahead_u])
+            prefetch_lane(la, actors.uid[me[order[j + PREFETCH_AHEAD]]])
         i = order[j]
         k = me[i]
         u = actors.uid[k]
-        salt = drivers.salt[k]
+        route_of(la, routes, k, u, drivers.salt[k])
         lanes[i, 0] = u
-        _fill_route(la, salt, u, lanes[i, 1:])
+        for h in range(HOPS):
+            lanes[i, 1 + h] = routes.hop[k, h]
         own = own_lane(seen, i)
         g, lv, ahead = front_in(seen, speed, i, own)
         changing = target[i] != u
@@ -437,9 +476,9 @@ def _perceive_rows(
         ahead_goes = ahead >= 0 and (granted[ahead] or la.junction[max(actors.uid[ahead], 0)] >= 0)
 
         start[i, 0] = -p[i] - half_all[k]
-        for h in range(1, 1 + HOPS):
-            prev = lanes[i, h - 1]
-            start[i, h] = start[i, h - 1] + (la.length[prev] if prev >= 0 else _INF)
+        start[i, 1] = start[i, 0] + la.length[u]
+        for h in range(2, 1 + HOPS):
+            start[i, h] = start[i, h - 1] + routes.length[k, h - 2]
         v = speed[k]
         stop = v * v / (2.0 * drivers.comfort_decel[k])
         nearest = _INF
@@ -477,13 +516,14 @@ def perceive(
     granted: BoolArray,
     boxed: BoolArray,
     stops: IntArray,
+    routes: Routes,
     out: Perceived,
     order: IntArray,
 ) -> None:
     """`_perceive_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
     for c in prange(CHUNKS):
         _perceive_rows(
-            la, seen, actors, drivers, me, p, target, granted, boxed, stops, out,
+            la, seen, actors, drivers, me, p, target, granted, boxed, stops, routes, out,
             chunk(order, c, CHUNKS),
         )  # fmt: skip
 
