@@ -393,35 +393,30 @@ class Simulation:
                 self.info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self.salt
             )
 
+    def _autopilot(self, idx: IntArray, all_on_lane: bool) -> tuple[FloatArray, FloatArray]:
+        """The traffic model's commands for the vehicles ``idx``."""
+        return self.traffic.act(
+            idx,
+            self.state,
+            self.limits.wheelbase,
+            self.salt,
+            self.traffic_params,
+            self.time,
+            self.dt,
+            all_on_lane=all_on_lane,
+        )
+
     def _controls(self, vehicles: IntArray, all_on_lane: bool) -> tuple[FloatArray, FloatArray]:
         st = self.state
         cmd = self._ego_command
         if cmd is None:  # no external commands: the autopilot drives every vehicle
-            return self.traffic.act(
-                vehicles,
-                st,
-                self.limits.wheelbase,
-                self.salt,
-                self.traffic_params,
-                self.time,
-                self.dt,
-                all_on_lane=all_on_lane,
-            )
+            return self._autopilot(vehicles, all_on_lane)
         external = st.control[vehicles] == EXTERNAL
         auto = vehicles[~external]
         accel = np.zeros(vehicles.size)
         steer = np.zeros(vehicles.size)
         if auto.size:
-            a, d = self.traffic.act(
-                auto,
-                st,
-                self.limits.wheelbase,
-                self.salt,
-                self.traffic_params,
-                self.time,
-                self.dt,
-                all_on_lane=all_on_lane,
-            )
+            a, d = self._autopilot(auto, all_on_lane)
             accel[~external] = a
             steer[~external] = d
         k = np.flatnonzero(external)
