@@ -52,6 +52,12 @@ class JunctionGate:
         self.boxed = _boxed(info)
         self.conflicts = junction_conflicts(info, 0.0)
         self.conflicts_long = junction_conflicts(info, LONG_SWEEP)
+        conf, wide = self.conflicts, self.conflicts_long
+        self._conflicting = (
+            None
+            if conf is None or wide is None
+            else Conflicting(conf.ptr, conf.idx, wide.ptr, wide.idx)
+        )
         self.granted: BoolArray = np.zeros(0, dtype=bool)
         self.grant_age: FloatArray = np.zeros(0)
         self._position: IntArray = np.full(info.n, -1, dtype=np.int64)  # scratch of `serve`
@@ -98,13 +104,12 @@ class JunctionGate:
             dt: The time step (s).
         """
         out = np.full(me.size, np.inf)
-        if self.conflicts is None or self.conflicts_long is None:
+        if self._conflicting is None:
             return out
-        conf, wide = self.conflicts, self.conflicts_long
         _gaps(
             self.info.arrays, occ, self.boxed, self.granted, self.grant_age, me, lanes, start,
-            entry_hop, wants_in, half_length, salt, speed_all, dt, conf.ptr, conf.idx,
-            wide.ptr, wide.idx, self._position, out,
+            entry_hop, wants_in, half_length, salt, speed_all, dt, self._conflicting,
+            self._position, out,
         )  # fmt: skip
         return out
 
@@ -125,10 +130,7 @@ def _gaps(
     salt: UIntArray,
     speed_all: FloatArray,
     dt: float,
-    near_ptr: IntArray,
-    near_idx: IntArray,
-    wide_ptr: IntArray,
-    wide_idx: IntArray,
+    conflicts: Conflicting,
     position: IntArray,
     out: FloatArray,
 ) -> None:
@@ -174,7 +176,6 @@ def _gaps(
         grant, path, rows,
     )  # fmt: skip
     any_long = bool(requests.is_long.any() or held_long[0].any())
-    conflicts = Conflicting(near_ptr, near_idx, wide_ptr, wide_idx)
     _first_requests(requests, position)
     serve(requests, held[0], held_long[0], conflicts, position, any_long, grant, rows)
     for c in range(m):
@@ -222,7 +223,7 @@ def next_entry(
     stop_before: float,
 ) -> tuple[int, bool]:
     """Row i's next junction entry and whether it asks to enter it this tick, before its
-    promises (`ask`): ``(hop, wants_in)``, hop the index in ``lanes[i]`` of the
+    promises (`_ask_hold_rows`): ``(hop, wants_in)``, hop the index in ``lanes[i]`` of the
     connecting lane it asks for (0: none). `perceive` calls it for each vehicle, from
     what the vehicle saw:
 

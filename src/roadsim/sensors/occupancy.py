@@ -144,11 +144,10 @@ def _place_rows(
     slots: IntArray,
     order: IntArray,
 ) -> None:
-    """The entries ``3 k``, ``3 k + 1`` and ``3 k + 2`` of the slots k in ``order``
-    (a run of ``slots``, which are 0, 1, 2, ...):
-    the actor's own lane, and its left and right neighbours where it reaches into them
-    (lane -1 where not, and all three for a slot with no active actor on a lane); and
-    its ``reach``, by slot."""
+    """The entries ``3 k``, ``3 k + 1`` and ``3 k + 2`` of the slots k in ``order``, a
+    run of ``slots`` (0, 1, 2, ..., for the prefetching): the actor's own lane, and its
+    left and right neighbours where it reaches into them (lane -1 where not, and all
+    three for a slot with no active actor on a lane); and its ``reach``, by slot."""
     lanes = la.length.shape[0]
     for j in range(order.shape[0]):
         prefetch_ahead(la, uid, s, slots, order, j, 2)
