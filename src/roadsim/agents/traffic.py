@@ -33,14 +33,13 @@ import numpy.typing as npt
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.junctions import JunctionGate
 from roadsim.agents.traffic_kernels import (
-    CHANGE_COOLDOWN,
     HOPS,
     Actors,
     Drivers,
     Perceived,
     Routes,
     Seen,
-    clear_of_each_other,
+    commit_changes,
     decide,
     perceive,
     prepare,
@@ -115,6 +114,9 @@ class TrafficModel:
         self.change_timer: FloatArray = np.zeros(0)
         self._seen: Out | None = None  # the sensor's results, reused from tick to tick
         self._perceived: Perceived | None = None  # and perceive's
+        self._seen_by: Seen | None = None  # what traffic reads of `_seen`
+        self._order: IntArray = np.zeros(0, dtype=np.int64)  # 0, 1, ..., n - 1
+        self._visibility: FloatArray = np.zeros(0)  # VISIBILITY, by row
         self.target_uid: IntArray = np.zeros(0, dtype=np.int64)
         self.routes = Routes.empty(0)
 
@@ -238,7 +240,9 @@ class TrafficModel:
         n = me.size
         p, target, extra = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
         may_change, want = np.empty(n, dtype=bool), np.empty(n, dtype=np.int64)
-        order = np.arange(n)
+        if self._order.size != n:
+            self._order, self._visibility = np.arange(n), np.full(n, VISIBILITY)
+        order = self._order
         envelope_sq, curvature = np.empty(n), np.empty(n)
         prepare(
             la, actors, salt, me, self.target_uid, self.merge_into, self.change_timer,
@@ -247,15 +251,16 @@ class TrafficModel:
         )  # fmt: skip
         planned = target.copy()
         # Vehicles signalling a change, or merging before a lane drop, are seen in the lane
-        # they move into too.
-        signals = extra >= 0
+        # they move into too (the rows of extra lane -1 enter nothing).
         sensor = self.sensor
-        occ = sensor.occupancy(state, (me[signals], extra[signals], p[signals]))
+        occ = sensor.occupancy(state, (me, extra, p))
         view = self._seen = sensor.observe(
-            sensor.actors(state, salt), occ, me, time, want=want, visibility=VISIBILITY,
+            sensor.actors(state, salt), occ, me, time, want=want, visibility=self._visibility,
             out=self._seen, order=order,
         )  # fmt: skip
-        seen_by = Seen.of(view)
+        if self._seen_by is None or self._seen_by.main_side is not view.main_side:
+            self._seen_by = Seen.of(view)
+        seen_by = self._seen_by
         if self._perceived is None or self._perceived.gap.size != n:
             self._perceived = Perceived.empty(n)
         seen = self._perceived  # every field of every row is written
@@ -273,17 +278,11 @@ class TrafficModel:
         a, best = np.empty(n), np.empty(n, dtype=np.int64)
         decide(
             la, seen_by, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
-            seen.lead_v, np.minimum(seen.obstacle, waits, out=waits), envelope_sq, may_change,
+            seen.lead_v, seen.obstacle, waits, envelope_sq, may_change,
             self.through_lane, float(params.politeness), bool(params.keep_right),
             float(params.idm.delta), a, best, order,
         )  # fmt: skip
-        changed = np.flatnonzero(best != target)
-        changed = changed[
-            clear_of_each_other(best[changed], p[changed], actors.half_length[me[changed]])
-        ]
-        target[changed] = best[changed]
-        self.change_timer[me[changed]] = CHANGE_COOLDOWN
-        self.target_uid[me] = target
+        commit_changes(me, p, actors.half_length, target, best, self.change_timer, self.target_uid)
         d = np.empty(n)
         steering(la, actors, drivers, me, p, target, planned, curvature, d, order)
         if at is None:

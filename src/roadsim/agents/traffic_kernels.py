@@ -545,6 +545,7 @@ def _decide_rows(
     gap: FloatArray,
     lead_v: FloatArray,
     obstacle: FloatArray,
+    waits: FloatArray,
     envelope_sq: FloatArray,
     may_change: BoolArray,
     through_lane: BoolArray,
@@ -558,8 +559,8 @@ def _decide_rows(
     """IDM and MOBIL for each vehicle: writes the acceleration and the lane chosen
     (``best``, its ``target`` where it stays) by row.
 
-    IDM drives toward the nearer of the leader and the standing ``obstacle`` (the
-    junction gate's included) at the desired speed: the limit times the driver's factor,
+    IDM drives toward the nearest of the leader, the standing ``obstacle`` and the
+    junction gate's stop (``waits``) at the desired speed: the limit times the driver's factor,
     lowered for the curves ahead (the own lane's ``envelope_sq`` here, the next lanes'
     at their start, reached braking). MOBIL weighs the rows that ``may_change`` with the
     neighbours their driver sensor saw (``seen``).
@@ -576,8 +577,9 @@ def _decide_rows(
         k = me[i]
         u = lanes[i, 0]
         g, lv = gap[i], lead_v[i]
-        if obstacle[i] < g:
-            g, lv = obstacle[i], 0.0
+        stand = min(obstacle[i], waits[i])
+        if stand < g:
+            g, lv = stand, 0.0
         v_sq = envelope_sq[i]
         half = actors.half_length[k]
         for h in range(1, lanes.shape[1]):
@@ -609,6 +611,7 @@ def decide(
     gap: FloatArray,
     lead_v: FloatArray,
     obstacle: FloatArray,
+    waits: FloatArray,
     envelope_sq: FloatArray,
     may_change: BoolArray,
     through_lane: BoolArray,
@@ -634,6 +637,7 @@ def decide(
             gap,
             lead_v,
             obstacle,
+            waits,
             envelope_sq,
             may_change,
             through_lane,
@@ -787,17 +791,50 @@ def _mobil(
     return int(best)
 
 
-def clear_of_each_other(lane: IntArray, p: FloatArray, half: FloatArray) -> BoolArray:
-    """Which of the vehicles deciding to change into a lane this tick may do so: of two
-    that would end up too close in the same lane, the rear one waits."""
-    keep = np.ones(lane.size, dtype=bool)
-    if lane.size < 2:
-        return keep
-    order = np.lexsort((-p, lane))  # by lane, front first
-    ln, q, h = lane[order], p[order], half[order]
-    too_close = (ln[1:] == ln[:-1]) & (q[:-1] - q[1:] - h[:-1] - h[1:] < 2.0 * ABORT_GAP + 2.0)
-    keep[order[1:][too_close]] = False
-    return keep
+@njit
+def commit_changes(
+    me: IntArray,
+    p: FloatArray,
+    half_length: FloatArray,
+    target: IntArray,
+    best: IntArray,
+    change_timer: FloatArray,
+    target_uid: IntArray,
+) -> None:
+    """Makes the lane changes `decide` chose (``best`` where it differs from ``target``,
+    by row) the vehicles' targets, in place, and keeps every row's target by slot in
+    ``target_uid``; a vehicle that starts a change waits `CHANGE_COOLDOWN` seconds
+    before the next (``change_timer``, by slot).
+
+    Of two vehicles that would end up too close in the same lane, the rear one waits: the
+    changes sorted by lane, front first (stably, as ``numpy.lexsort((-p, lane))``), each
+    against the one before it."""
+    n = me.shape[0]
+    count = 0
+    for i in range(n):
+        if best[i] != target[i]:
+            count += 1
+    rows = np.empty(count, np.int64)
+    count = 0
+    for i in range(n):
+        if best[i] != target[i]:
+            rows[count] = i
+            count += 1
+    front_first = rows[np.argsort(-p[rows], kind="mergesort")]
+    rows = front_first[np.argsort(best[front_first], kind="mergesort")]
+    keep = np.ones(count, dtype=np.bool_)
+    for a in range(1, count):
+        f, r = rows[a - 1], rows[a]
+        clear = p[f] - p[r] - half_length[me[f]] - half_length[me[r]]
+        if best[f] == best[r] and clear < 2.0 * ABORT_GAP + 2.0:
+            keep[a] = False
+    for a in range(count):
+        if keep[a]:
+            i = rows[a]
+            target[i] = best[i]
+            change_timer[me[i]] = CHANGE_COOLDOWN
+    for i in range(n):
+        target_uid[me[i]] = target[i]
 
 
 @njit_leaf

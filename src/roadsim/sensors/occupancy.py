@@ -63,8 +63,9 @@ def footprints(
     edge, the actor is in the neighbour lane on that side too (any lane type, either
     driving direction), at the same place along the road.
 
-    ``extra`` entries (slot, lane, progress) are added as they are: the traffic model
-    enters vehicles that signal a lane change in the lane they are moving into.
+    ``extra`` entries (slot, lane, progress) are added as they are, but for those of lane
+    -1, which enter nothing: the traffic model enters vehicles that signal a lane change
+    in the lane they are moving into, and passes all its rows, -1 for the others.
     """
     if extra is None:
         extra = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
