@@ -18,6 +18,7 @@ import numpy.typing as npt
 from numba import prange
 
 from roadsim._jit import CHUNKS, chunk, njit, njit_leaf, njit_loop, njit_rows
+from roadsim._trig import sin_cos
 from roadsim.world.lane_kernels import LaneArrays, bounds, direction, prefetch_ahead, progress
 
 FloatArray = npt.NDArray[np.float64]
@@ -164,7 +165,7 @@ def _place_rows(
         lo, hi = bounds(la, u, q)
         # |cos| and |sin| of the angle d between the actor and the lane.
         dx, dy = direction(la, u, q)
-        ch, sh = math.cos(heading[k]), math.sin(heading[k])
+        sh, ch = sin_cos(heading[k])
         c, sn = math.fabs(ch * dx + sh * dy), math.fabs(sh * dx - ch * dy)
         reach[k] = 0.5 * (length[k] * c + width[k] * sn)
         side = 0.5 * (length[k] * sn + width[k] * c)
