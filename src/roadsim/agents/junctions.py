@@ -137,26 +137,30 @@ def _gaps(
     """`JunctionGate.gaps` in one compiled call (``out``: inf on entry): who asks, which
     lanes are held, what each candidate needs, and who is served.
 
-    The passes over vehicles and over requests split their rows over the threads; the
-    held lanes are marked per chunk and merged, and only the order of the requests
-    (`_first_requests`) is one loop."""
+    The passes over vehicles and over requests split their rows over the threads, and
+    only the order of the requests (`_first_requests`) is one loop."""
     lane_count = la.length.shape[0]
     asking = np.empty(me.size, dtype=np.bool_)
-    held = np.zeros((CHUNKS, lane_count), dtype=np.bool_)
-    held_long = np.zeros((CHUNKS, lane_count), dtype=np.bool_)
+    held = np.zeros(lane_count, dtype=np.bool_)
+    held_long = np.zeros(lane_count, dtype=np.bool_)
     path = np.empty((CHUNKS, _MAX_PIECES + 1), dtype=np.int64)
     ask_hold(
         la, occ, boxed, granted, grant_age, me, lanes, start, entry_hop, wants_in, dt,
         half_length, salt, out, asking, held, held_long, path, np.arange(me.size),
     )  # fmt: skip
-    for c in range(1, CHUNKS):
-        for u in range(lane_count):
-            held[0, u] |= held[c, u]
-            held_long[0, u] |= held_long[c, u]
-    cand = np.flatnonzero(asking & ~granted[me])
-    m = cand.size
+    # The candidates: vehicles that ask and have no promise yet.
+    m = 0
+    for i in range(me.size):
+        if asking[i] and not granted[me[i]]:
+            m += 1
     if m == 0:
         return
+    cand = np.empty(m, dtype=np.int64)
+    m = 0
+    for i in range(me.size):
+        if asking[i] and not granted[me[i]]:
+            cand[m] = i
+            m += 1
     entry, slots = np.empty(m), np.empty(m, dtype=np.int64)
     for c in range(m):
         entry[c] = start[cand[c], entry_hop[cand[c]]]
@@ -175,9 +179,9 @@ def _gaps(
         la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all, requests,
         grant, path, rows,
     )  # fmt: skip
-    any_long = bool(requests.is_long.any() or held_long[0].any())
+    any_long = bool(requests.is_long.any() or held_long.any())
     _first_requests(requests, position)
-    serve(requests, held[0], held_long[0], conflicts, position, any_long, grant, rows)
+    serve(requests, held, held_long, conflicts, position, any_long, grant, rows)
     for c in range(m):
         for j in range(requests.start[c], requests.end[c]):
             position[requests.lane[j]] = -1
@@ -306,13 +310,17 @@ def ask_hold(
     path: IntArray,
     rows: IntArray,
 ) -> None:
-    """`_ask_hold_rows`, the vehicles and the occupancy's entries split over the threads;
-    each chunk marks the lanes it finds held in its own row of ``held`` and
-    ``held_long`` (and uses its own row of ``path``)."""
+    """`_ask_hold_rows`, the vehicles and the occupancy's entries split over the threads
+    (each chunk with its own row of ``path``).
+
+    The chunks mark the lanes they find held in the same ``held`` and ``held_long``: a
+    mark only ever sets a byte to True, so whatever the order of two chunks' marks of a
+    lane, it ends True, and the arrays are the union of the chunks' marks (read only
+    after the pass). Marking per chunk and merging cost a serial pass over every lane."""
     for c in prange(CHUNKS):
         _ask_hold_rows(
             la, occ, boxed, granted, grant_age, me, lanes, start, entry_hop, wants_in, dt,
-            half_length, salt, out, asking, held[c], held_long[c], path[c],
+            half_length, salt, out, asking, held, held_long, path[c],
             chunk(rows, c, CHUNKS), c,
         )  # fmt: skip
 
