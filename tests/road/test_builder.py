@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from roadsim.road.builder import (
@@ -146,6 +146,9 @@ poses = st.builds(Pose, st.floats(-500, 500), st.floats(-500, 500), st.floats(-m
     d1=st.floats(1.0, 200.0),
     fraction=st.sampled_from([0.0, 0.3, 1.0]),
 )
+@example(start=Pose(0.0, 0.0, 0.0), turn_angle=1e-09, d0=1.0, d1=1.0, fraction=0.0)
+@example(start=Pose(0.0, 0.0, 0.5), turn_angle=1e-09, d0=1.0, d1=101.0, fraction=0.0)
+@example(start=Pose(0.0, 0.0, 0.0), turn_angle=-2e-09, d0=1.0, d1=101.0, fraction=1.0)
 def test_connect_reaches_the_end_pose(
     start: Pose, turn_angle: float, d0: float, d1: float, fraction: float
 ) -> None:

@@ -248,7 +248,8 @@ def connect(
     """
     ahead, left, dh = start.relative(end)
     if abs(dh) < EPS:
-        if abs(left) > 1e-7 or ahead <= 0:
+        # A line: it may miss end by as much as a turn may (below).
+        if abs(left) > 1e-6 or ahead <= 0:
             raise ValueError(f"parallel poses {start} and {end} are not on one line")
         return (Line(ahead),)
     if abs(abs(dh) - math.pi) < 1e-6:
@@ -258,8 +259,11 @@ def connect(
     d0 = ahead - d1 * math.cos(dh)
     if min(d0, d1) <= EPS:
         raise ValueError(f"no turn leads from {start} to {end} (tangents meet behind them)")
-    unit = PlanView(Pose(0.0, 0.0, 0.0), turn(dh, 1.0, spiral_fraction)).end
-    tangent_unit = unit.x - unit.y / math.tan(dh)
+    # The turn's tangent length per metre of radius, from a turn of at least a metre of
+    # arc: one of radius 1 would turn a tiny angle in segments shorter than EPS (none).
+    scale = max(1.0, 1.0 / abs(dh))
+    unit = PlanView(Pose(0.0, 0.0, 0.0), turn(dh, scale, spiral_fraction)).end
+    tangent_unit = (unit.x - unit.y / math.tan(dh)) / scale
     if radius is None:
         radius = min(d0, d1) / tangent_unit
     tangent = tangent_unit * radius
