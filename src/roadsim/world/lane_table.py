@@ -8,6 +8,12 @@ lane), so `LaneTable` samples every drivable lane record at uniform steps of at 
 linear interpolation. Between samples the error is of the order ``STEP**2 / 8`` times the
 second derivative: well under a millimetre for lane boundaries on real maps.
 
+A straight lane record of constant width (every sample on the line between its two end
+samples, within `LINEAR_TOL`) keeps only those two: interpolating between them gives the
+same answers, and the tables of a map of long straight roads shrink several times (27 MB
+to 7 MB on the benchmark's grid, `benchmarks/grid_map.py`), so that more of them stays
+in the caches while thousands of vehicles read them every tick.
+
 The tick reads the samples through compiled look-ups (`roadsim.world.lane_kernels`);
 `LaneTable.pose` and `LaneTable.bounds` answer set-up code (spawning) with arrays.
 """
@@ -28,6 +34,14 @@ LATERAL_ACCEL = 2.5  # m/s^2 that traffic accepts in curves
 ENVELOPE_DECEL = 1.5  # m/s^2 with which traffic slows down before a curve
 MAX_SPEED = 100.0  # m/s, the envelope's ceiling on straight lanes
 _BIAS = 1e7  # > any v^2 + 2 b p of one lane (p < 3,000 km)
+# How far a sample may lie off the line between its lane's end samples for the lane to
+# count as straight: positions and boundaries (m), the direction vector's components and
+# the curvature (1/m); the speed envelope (read at the sample below, not interpolated)
+# must be the same at every sample, but for the rounding of its running minimum (m^2/s^2).
+LINEAR_TOL = 1e-6
+DIRECTION_TOL = 1e-9
+CURVATURE_TOL = 1e-9
+ENVELOPE_TOL = 1e-3
 
 
 class LaneTable:
@@ -38,9 +52,13 @@ class LaneTable:
         lanes: The lane uids to sample (others answer from a one-sample stub).
         s0, s1, sign: Each uid's section range and driving sign (see
             `roadsim.world.routing.LaneInfo`).
+        dense: Lane uids that keep all their samples even where straight (the junction
+            conflict search reads the samples as points along the lane).
 
     Attributes:
         ptr: First sample of each uid; uid ``u`` has samples ``ptr[u]:ptr[u + 1]``.
+        count: Samples of each uid: two for a straight lane record, else enough for at
+            most `STEP` between two.
         spacing: Distance between two samples of each uid (m).
         x, y: Lane centre (m).
         t_lo, t_hi: Lane boundaries as t on the road (m), ``t_lo <= t_hi``.
@@ -51,7 +69,13 @@ class LaneTable:
     """
 
     def __init__(
-        self, net: RoadNetwork, lanes: IntArray, s0: FloatArray, s1: FloatArray, sign: FloatArray
+        self,
+        net: RoadNetwork,
+        lanes: IntArray,
+        s0: FloatArray,
+        s1: FloatArray,
+        sign: FloatArray,
+        dense: IntArray | None = None,
     ) -> None:
         n = s0.size
         length = s1 - s0
@@ -91,6 +115,10 @@ class LaneTable:
         self.t_hi[live] = np.maximum(inner, outer)
         self.curvature[live] = net.uid_curvature(u, sv)
         self.envelope_sq = self._envelope(uid, p)
+        straight = self._straight(uid, k)
+        if dense is not None:
+            straight[dense] = False
+        self._keep_ends(uid, k, straight, length)
 
     def _envelope(self, uid: IntArray, p: FloatArray) -> FloatArray:
         """Squared speed envelope of each sample: the highest speed from which a vehicle
@@ -103,6 +131,46 @@ class LaneTable:
         bias = (uid.astype(np.float64) + 1.0) * _BIAS
         reverse_min = np.minimum.accumulate((key + bias)[::-1])[::-1] - bias
         return np.maximum(reverse_min - 2.0 * ENVELOPE_DECEL * p, 0.0)
+
+    def _straight(self, uid: IntArray, k: IntArray) -> BoolArray:
+        """Which uids have more than two samples, all of them on the line between the
+        first and the last (within the tolerances above), and one speed envelope."""
+        first, last = self.ptr[uid], self.ptr[uid + 1] - 1
+        w = k / np.maximum(self.count[uid] - 1, 1)
+        straight = self.count > 2
+        columns = (
+            (self.x, LINEAR_TOL),
+            (self.y, LINEAR_TOL),
+            (self.t_lo, LINEAR_TOL),
+            (self.t_hi, LINEAR_TOL),
+            (self.dir_x, DIRECTION_TOL),
+            (self.dir_y, DIRECTION_TOL),
+            (self.curvature, CURVATURE_TOL),
+        )
+        for values, tol in columns:
+            a, b = values[first], values[last]
+            off = np.abs(values - (a + w * (b - a)))
+            straight[uid[~(off <= tol)]] = False  # NaN counts as off the line
+        off = np.abs(self.envelope_sq - self.envelope_sq[first])
+        straight[uid[~(off <= ENVELOPE_TOL)]] = False
+        return straight
+
+    def _keep_ends(
+        self, uid: IntArray, k: IntArray, straight: BoolArray, length: FloatArray
+    ) -> None:
+        """Drops all but the first and the last sample of the ``straight`` uids."""
+        count = self.count
+        keep = ~straight[uid] | (k == 0) | (k == count[uid] - 1)
+        count = np.where(straight, 2, count)
+        self.ptr = np.zeros(count.size + 1, dtype=np.int64)
+        np.cumsum(count, out=self.ptr[1:])
+        self.spacing = np.where(count > 1, length / np.maximum(count - 1, 1), 1.0)
+        self.count = count
+        self.x, self.y, self.t_lo, self.t_hi = (
+            v[keep] for v in (self.x, self.y, self.t_lo, self.t_hi)
+        )
+        self.dir_x, self.dir_y = self.dir_x[keep], self.dir_y[keep]
+        self.curvature, self.envelope_sq = self.curvature[keep], self.envelope_sq[keep]
 
     def _at(self, uid: IntArray, p: FloatArray) -> tuple[IntArray, FloatArray]:
         """Sample index below progress p and the weight of the next sample."""

@@ -111,7 +111,14 @@ class LaneInfo:
         self.end_kind: IntArray = end
         self.usable: FloatArray = self._usable_lengths(net)
         self.drop_at: FloatArray = self._drop_distances()
-        self.table = LaneTable(net, np.flatnonzero(self.sign != 0), self.s0, self.s1, self.sign)
+        self.table = LaneTable(
+            net,
+            np.flatnonzero(self.sign != 0),
+            self.s0,
+            self.s1,
+            self.sign,
+            dense=np.flatnonzero(self.junction >= 0),
+        )
         self.arrays = self._bundle()
 
     def _drop_distances(self, hops: int = 6) -> FloatArray:
