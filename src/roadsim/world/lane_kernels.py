@@ -70,7 +70,8 @@ class LaneArrays(NamedTuple):
 
 # The columns of `LaneArrays.sample`. One sample is one 64-byte row, a cache line: a
 # vehicle's look-ups at samples k and k + 1 read two lines, where eight separate arrays
-# would cost up to sixteen (the tables of a 500 km map are 27 MB, past the caches).
+# would cost up to sixteen (on the 500 km benchmark map, 7 MB of samples and 5 MB of lane
+# rows, more than a core's caches).
 X, Y, DIR_X, DIR_Y, T_LO, T_HI, CURVATURE, ENVELOPE_SQ = range(8)
 SAMPLE_COLUMNS = ("x", "y", "dir_x", "dir_y", "t_lo", "t_hi", "curvature", "envelope_sq")
 
@@ -308,8 +309,9 @@ def by_lane(uid: IntArray, lanes: int) -> IntArray:
     [0, lanes) first).
 
     Kernels that visit vehicles in this order (and write their results by index) read
-    neighbouring rows of the lane tables for neighbours on the map (27 MB on the 500 km
-    benchmark map): four times faster than visiting them in a random order of slots. The
+    neighbouring rows of the lane tables for neighbours on the map (then 27 MB on the
+    500 km benchmark map): four times faster than visiting them in a random order of
+    slots. The
     simulation sorts its traffic's slots with it every few ticks (`roadsim.sim.simulation`),
     so that its passes can visit them in slot order.
     """

@@ -3,10 +3,11 @@
 A full `RoadNetwork.localize` searches the whole map; a vehicle that was on a lane a tick
 ago is almost always on the same lane, the next lane of its route, or a neighbour. So each
 tick projects the new position onto the sampled centre line of the vehicle's lane
-(`roadsim.world.lane_table.LaneTable`, samples at most 2 m apart), moves on to the route's
-next lane when it passes the end of its lane record (at most three lanes a tick), checks
-the lateral offset against the lane's width and tries the neighbour on that side, and only
-for what is left runs a full `localize` (with the heading as hint).
+(`roadsim.world.lane_table.LaneTable`: samples at most 2 m apart, or the two ends of a
+straight lane record), moves on to the route's next lane when it passes the end of its
+lane record (at most three lanes a tick), checks the lateral offset against the lane's
+width and tries the neighbour on that side, and only for what is left runs a full
+`localize` (with the heading as hint).
 
 The per-vehicle part is one compiled loop over the lane tables'
 `roadsim.world.lane_kernels.LaneArrays` (its rows split over the threads, `njit_rows`), with the same arithmetic as the tables' array
