@@ -311,9 +311,8 @@ def by_lane(uid: IntArray, lanes: int) -> IntArray:
     Kernels that visit vehicles in this order (and write their results by index) read
     neighbouring rows of the lane tables for neighbours on the map (then 27 MB on the
     500 km benchmark map): four times faster than visiting them in a random order of
-    slots. The
-    simulation sorts its traffic's slots with it every few ticks (`roadsim.sim.simulation`),
-    so that its passes can visit them in slot order.
+    slots. The simulation sorts its traffic's slots with it every few ticks
+    (`roadsim.sim.simulation`), so that its passes can visit them in slot order.
     """
     bucket = np.empty(uid.size, dtype=np.int64)
     ptr = np.zeros(lanes + 2, dtype=np.int64)

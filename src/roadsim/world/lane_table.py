@@ -8,11 +8,12 @@ lane), so `LaneTable` samples every drivable lane record at uniform steps of at 
 linear interpolation. Between samples the error is of the order ``STEP**2 / 8`` times the
 second derivative: well under a millimetre for lane boundaries on real maps.
 
-A straight lane record of constant width (every sample on the line between its two end
-samples, within `LINEAR_TOL`) keeps only those two: interpolating between them gives the
-same answers, and the tables of a map of long straight roads shrink several times (27 MB
-to 7 MB on the benchmark's grid, `benchmarks/grid_map.py`), so that more of them stays
-in the caches while thousands of vehicles read them every tick.
+A straight lane record of constant or linearly changing width (every sample on the line
+between its two end samples, within `LINEAR_TOL`) keeps only those two: interpolating
+between them gives the same answers, and the tables of a map of long straight roads
+shrink several times (27 MB to 7 MB on the benchmark's grid, `benchmarks/grid_map.py`),
+so that more of them stays in the caches while thousands of vehicles read them every
+tick.
 
 The tick reads the samples through compiled look-ups (`roadsim.world.lane_kernels`);
 `LaneTable.pose` and `LaneTable.bounds` answer set-up code (spawning) with arrays.
