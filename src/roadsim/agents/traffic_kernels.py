@@ -560,10 +560,10 @@ def _decide_rows(
     (``best``, its ``target`` where it stays) by row.
 
     IDM drives toward the nearest of the leader, the standing ``obstacle`` and the
-    junction gate's stop (``waits``) at the desired speed: the limit times the driver's factor,
-    lowered for the curves ahead (the own lane's ``envelope_sq`` here, the next lanes'
-    at their start, reached braking). MOBIL weighs the rows that ``may_change`` with the
-    neighbours their driver sensor saw (``seen``).
+    junction gate's stop (``waits``) at the desired speed: the limit times the driver's
+    factor, lowered for the curves ahead (the own lane's ``envelope_sq`` here, the next
+    lanes' at their start, reached braking). MOBIL weighs the rows that ``may_change``
+    with the neighbours their driver sensor saw (``seen``).
     """
     n = order.shape[0]
     for j in range(n):
@@ -809,19 +809,10 @@ def commit_changes(
     Of two vehicles that would end up too close in the same lane, the rear one waits: the
     changes sorted by lane, front first (stably, as ``numpy.lexsort((-p, lane))``), each
     against the one before it."""
-    n = me.shape[0]
-    count = 0
-    for i in range(n):
-        if best[i] != target[i]:
-            count += 1
-    rows = np.empty(count, np.int64)
-    count = 0
-    for i in range(n):
-        if best[i] != target[i]:
-            rows[count] = i
-            count += 1
+    rows = np.flatnonzero(best != target)
     front_first = rows[np.argsort(-p[rows], kind="mergesort")]
     rows = front_first[np.argsort(best[front_first], kind="mergesort")]
+    count = rows.shape[0]
     keep = np.ones(count, dtype=np.bool_)
     for a in range(1, count):
         f, r = rows[a - 1], rows[a]
@@ -833,7 +824,7 @@ def commit_changes(
             i = rows[a]
             target[i] = best[i]
             change_timer[me[i]] = CHANGE_COOLDOWN
-    for i in range(n):
+    for i in range(me.shape[0]):
         target_uid[me[i]] = target[i]
 
 
