@@ -259,6 +259,47 @@ def test_matches_brute_force_on_thousands_of_clustered_boxes(seed: int) -> None:
     assert len(got) > 500
 
 
+@pytest.mark.parametrize("layout", ["uniform", "clustered", "one row"])
+def test_the_threads_bands_find_what_one_thread_finds(layout: str) -> None:
+    """From 4,096 boxes on, bands of grid rows go to the threads: across the bands'
+    borders too, they find the pairs that the single-threaded scan finds. (A large box far
+    away keeps the boxes on one thread, and meets nothing.)"""
+    rng = np.random.default_rng(len(layout))
+    n = 12_000
+    if layout == "uniform":
+        x, y = rng.uniform(0.0, 900.0, n), rng.uniform(0.0, 900.0, n)
+    elif layout == "clustered":
+        centres = rng.uniform(-300.0, 300.0, (30, 2))
+        which = rng.integers(0, 30, n)
+        x = centres[which, 0] + rng.normal(0.0, 15.0, n)
+        y = centres[which, 1] + rng.normal(0.0, 15.0, n)
+    else:  # everything in one row of cells, and a few boxes above and below it
+        x, y = rng.uniform(0.0, 30_000.0, n), rng.uniform(0.0, 1.0, n)
+        y[:50] = rng.uniform(-20.0, 20.0, 50)
+    h = rng.uniform(-math.pi, math.pi, n)
+    length, width = rng.uniform(3.5, 5.5, n), rng.uniform(1.6, 2.1, n)
+    active = rng.random(n) < 0.95
+    got = as_pairs(*find_overlaps(x, y, h, length, width, active))
+    assert got == sorted(set(got)) and len(got) > 100
+    far = [
+        np.append(col, v)
+        for col, v in zip((x, y, h, length, width), (1e7, 1e7, 0.0, 500.0, 1.0), strict=True)
+    ]
+    serial = as_pairs(*find_overlaps(*far, np.append(active, True)))
+    assert got == serial
+
+
+def test_the_bands_match_brute_force() -> None:
+    rng = np.random.default_rng(21)
+    n = 4500
+    x, y = rng.uniform(0.0, 250.0, n), rng.uniform(0.0, 250.0, n)
+    h = rng.uniform(-math.pi, math.pi, n)
+    length, width = rng.uniform(3.5, 5.5, n), rng.uniform(1.6, 2.1, n)
+    active = np.ones(n, bool)
+    got = as_pairs(*find_overlaps(x, y, h, length, width, active))
+    assert set(got) == brute_force_arrays(x, y, h, length, width, active)
+
+
 def test_touching_boxes_in_rows_and_columns() -> None:
     """Edge to edge at heading 0 and pi, in the grid among many boxes."""
     k = np.arange(40, dtype=np.float64)

@@ -26,6 +26,7 @@ live); this class keeps the state between ticks and the tables built once per ma
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -133,12 +134,16 @@ class TrafficModel:
             kept[: old.shape[0]] = old
         self.routes = routes
 
-    def move_slots(self, dst: IntArray, src: IntArray) -> None:
-        """Moves the memory of the vehicles in slots ``src`` to slots ``dst`` (a
-        permutation of the same slots; see `roadsim.sim.simulation.Simulation`)."""
-        memory = (self.change_timer, self.target_uid, self.gate.granted, self.gate.grant_age)
-        for values in (*memory, *self.routes):
-            values[dst] = values[src]
+    def per_slot(self) -> tuple[npt.NDArray[Any], ...]:
+        """The model's memory of each vehicle, arrays by slot along their first axis (the
+        simulation moves their rows with the vehicles: `roadsim.world.state.move_rows`)."""
+        return (
+            self.change_timer,
+            self.target_uid,
+            self.gate.granted,
+            self.gate.grant_age,
+            *self.routes,
+        )
 
     def forget(self, slots: IntArray) -> None:
         """Clears the memory of slots whose vehicles left (their slots may be reused)."""

@@ -62,7 +62,14 @@ from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_kernels import by_lane
 from roadsim.world.localization import relocalize_slots
 from roadsim.world.routing import LaneInfo
-from roadsim.world.state import AUTOPILOT, EXTERNAL, VEHICLE, WorldState, vehicle_slots
+from roadsim.world.state import (
+    AUTOPILOT,
+    EXTERNAL,
+    VEHICLE,
+    WorldState,
+    move_rows,
+    vehicle_slots,
+)
 from roadsim.world.traffic_lights import TrafficLightPlan
 
 FloatArray = npt.NDArray[np.float64]
@@ -375,14 +382,8 @@ class Simulation:
         per_slot += [getattr(self.limits, f.name) for f in fields(self.limits)]
         per_slot += [getattr(self.idm, f.name) for f in fields(self.idm)]
         per_slot += [self.speed_factor, self.salt]
-        moved: set[int] = set()  # arrays shared between holders move once
-        for values in per_slot:
-            if isinstance(values, np.ndarray) and values.shape == st.id.shape:
-                if id(values) in moved:
-                    continue
-                moved.add(id(values))
-                values[slots] = values[src]
-        self.traffic.move_slots(slots, src)
+        moving = [v for v in per_slot if isinstance(v, np.ndarray) and v.shape == st.id.shape]
+        move_rows([*moving, *self.traffic.per_slot()], slots, src)
 
     def _place_scripted(self, slots: IntArray) -> None:
         """Projects scripted objects onto the lane under their path (their guess)."""

@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+from numba import prange
 
-from roadsim._jit import njit
+from roadsim._jit import CHUNKS, njit, njit_leaf, njit_loop, njit_rows
 
 __all__ = ["find_overlaps"]
 
@@ -57,6 +58,17 @@ _LARGE_MIN = 17
 # Bits per radix-sort pass: 2,048 counters stay in L1 cache.
 _RADIX_BITS = 11
 _NO_KEY = np.iinfo(np.int64).max  # the sentinel after the last sorted cell key
+# From this many boxes on, the threads share the work (`_banded`), unless the grid has
+# more rows than this.
+_MIN_PARALLEL = 4096
+_MAX_ROWS = 1 << 16
+# Columns of the figures of a chunk of boxes (`_extent_rows`): how many take part, the sum
+# and the largest of their half-length + half-width, the span of their centres, and their
+# AABBs' largest half-extents.
+_COUNT, _SIZE_SUM, _SIZE_MAX, _X0, _X1, _Y0, _Y1, _EX, _EY = range(9)
+_STATS = 9
+# Columns of a grid (`_cells`).
+_GX0, _GY0, _GCW, _GCH, _NCOLS, _NROWS = range(6)
 
 
 def find_overlaps(
@@ -100,51 +112,319 @@ def _overlaps(boxes: Boxes, active: BoolArray) -> tuple[IntArray, IntArray]:
 
     Every temporary array costs page faults where the allocator has given its memory
     back since the last call (1.7 us a page on the reference machine), so there are few:
-    no copies of the input, AABBs as two arrays, the sort's keys and its two buffers. With
+    no copies of the input, AABBs as two arrays, the keys and the sort's buffers. With
     1.4 MB of them at N=10,000, an earlier version took 0.45 ms instead of 0.15 ms.
     """
     x, y, heading, length, width = boxes
     n = x.shape[0]
-    # The AABBs' half-extents of every box: without the branch below, the loop vectorizes
-    # (inactive boxes give NaN or nonsense, never read).
+    # The AABBs' half-extents of every box (NaN for a box that takes no part), and the
+    # figures of the boxes that do, per chunk of the boxes.
     ex = np.empty(n, np.float64)
     ey = np.empty(n, np.float64)
-    for k in range(n):
+    stats = np.empty((CHUNKS, _STATS), np.float64)
+    if n >= _MIN_PARALLEL:
+        _extents(x, y, heading, length, width, active, ex, ey, stats)
+    else:
+        stats[:] = 0.0
+        _extent_rows(x, y, heading, length, width, active, ex, ey, 0, n, stats[0])
+    m = 0
+    size_sum = size_max = 0.0
+    for c in range(CHUNKS):
+        m += int(stats[c, _COUNT])
+        size_sum += stats[c, _SIZE_SUM]
+        size_max = max(size_max, stats[c, _SIZE_MAX])
+    if m < 2:
+        none = np.empty(0, np.int64)
+        return none, none
+
+    # Broad and narrow phase: the overlapping pairs, each once, as (lower, higher index).
+    limit = _LARGE_FACTOR * size_sum / m
+    grid = _grid(stats)
+    if CHUNKS > 1 and m >= _MIN_PARALLEL and size_max <= limit and grid[_NROWS] <= _MAX_ROWS:
+        pairs, count = _banded(boxes, ex, ey, grid, m)
+    else:
+        ids = np.empty(m, np.int64)
+        m = 0
+        for k in range(n):
+            if ex[k] == ex[k]:  # not NaN: it takes part
+                ids[m] = k
+                m += 1
+        aabbs = (x, y, ex, ey)
+        if m < _LARGE_MIN or size_max <= limit:
+            pairs, count = _candidates(aabbs, ids, ids[:0])
+        else:
+            large = 0.5 * length[ids] + 0.5 * width[ids] > limit
+            pairs, count = _candidates(aabbs, ids[~large], ids[large])
+        count = _narrow(boxes, pairs, count)
+    # In index order: the pairs are unique, so sorting i * n + j is deterministic.
+    key = pairs[:count, 0] * n + pairs[:count, 1]
+    _radix_sort_by(key, np.empty_like(key), n * n)
+    return key // n, key % n
+
+
+@njit_rows
+def _extents(
+    x: FloatArray,
+    y: FloatArray,
+    heading: FloatArray,
+    length: FloatArray,
+    width: FloatArray,
+    active: BoolArray,
+    ex: FloatArray,
+    ey: FloatArray,
+    stats: FloatArray,
+) -> None:
+    """`_extent_rows` of the boxes split in `CHUNKS` runs over the threads, chunk c's
+    figures into ``stats[c]``."""
+    n = x.shape[0]
+    for c in prange(CHUNKS):
+        _extent_rows(
+            x, y, heading, length, width, active, ex, ey, c * n // CHUNKS,
+            (c + 1) * n // CHUNKS, stats[c],
+        )  # fmt: skip
+
+
+@njit_loop
+def _extent_rows(
+    x: FloatArray,
+    y: FloatArray,
+    heading: FloatArray,
+    length: FloatArray,
+    width: FloatArray,
+    active: BoolArray,
+    ex: FloatArray,
+    ey: FloatArray,
+    first: int,
+    stop: int,
+    stats: FloatArray,
+) -> None:
+    """The AABBs' half-extents ``ex``, ``ey`` of boxes ``first:stop``, NaN for those
+    that take no part (inactive, or not finite), and the figures of those that do into
+    ``stats`` (columns `_COUNT` to `_EY`)."""
+    # Without a branch, this loop vectorizes (inactive boxes give NaN or nonsense).
+    for k in range(first, stop):
         ac, as_ = _abs_cos_sin_bound(heading[k])
         hl, hw = 0.5 * length[k], 0.5 * width[k]
         ex[k], ey[k] = ac * hl + as_ * hw, as_ * hl + ac * hw
-    # The boxes that take part, in index order.
-    ids = np.empty(n, np.int64)
-    m = 0
-    size_sum = size_max = 0.0
-    for k in range(n):
+    count = 0
+    size_sum = size_max = max_ex = max_ey = 0.0
+    x0 = y0 = np.inf
+    x1 = y1 = -np.inf
+    for k in range(first, stop):
         # 0 * v is 0 exactly where v is finite (ex and ey are where length and width are).
         if (
             active[k]
             and x[k] * 0.0 + y[k] * 0.0 + heading[k] * 0.0 + ex[k] * 0.0 + ey[k] * 0.0 == 0.0
         ):
-            ids[m] = k
+            count += 1
             size = 0.5 * length[k] + 0.5 * width[k]
             size_sum += size
             size_max = max(size_max, size)
-            m += 1
-    ids = ids[:m]
-    if m < 2:
-        return ids[:0], ids[:0]
+            x0, x1, y0, y1 = min(x0, x[k]), max(x1, x[k]), min(y0, y[k]), max(y1, y[k])
+            max_ex, max_ey = max(max_ex, ex[k]), max(max_ey, ey[k])
+        else:
+            ex[k] = np.nan
+    stats[_COUNT], stats[_SIZE_SUM], stats[_SIZE_MAX] = count, size_sum, size_max
+    stats[_X0], stats[_X1], stats[_Y0], stats[_Y1] = x0, x1, y0, y1
+    stats[_EX], stats[_EY] = max_ex, max_ey
 
-    # Broad phase: the pairs whose AABBs meet, each once, as (lower, higher index).
-    aabbs = (x, y, ex, ey)
-    limit = _LARGE_FACTOR * size_sum / m
-    if m < _LARGE_MIN or size_max <= limit:
-        pairs, count = _candidates(aabbs, ids, ids[:0])
-    else:
-        large = 0.5 * length[ids] + 0.5 * width[ids] > limit
-        pairs, count = _candidates(aabbs, ids[~large], ids[large])
-    count = _narrow(boxes, pairs, count)
-    # In index order: the pairs are unique, so sorting i * n + j is deterministic.
-    key = pairs[:count, 0] * n + pairs[:count, 1]
-    _radix_sort_by(key, np.empty_like(key), n * n)
-    return key // n, key % n
+
+@njit
+def _grid(stats: FloatArray) -> FloatArray:
+    """The grid of the boxes whose figures ``stats`` holds (rows by chunk): columns
+    `_GX0` to `_NROWS` (see `_cells`)."""
+    x0 = y0 = np.inf
+    x1 = y1 = -np.inf
+    cw = ch = 0.0
+    for c in range(stats.shape[0]):
+        if stats[c, _COUNT] > 0:
+            x0, x1 = min(x0, stats[c, _X0]), max(x1, stats[c, _X1])
+            y0, y1 = min(y0, stats[c, _Y0]), max(y1, stats[c, _Y1])
+            cw, ch = max(cw, stats[c, _EX]), max(ch, stats[c, _EY])
+    return _cells(x0, x1, y0, y1, cw, ch)
+
+
+@njit
+def _cells(x0: float, x1: float, y0: float, y1: float, ex: float, ey: float) -> FloatArray:
+    """The grid over centres in [x0, x1] x [y0, y1] of boxes whose AABBs' half-extents
+    are at most ``ex`` and ``ey``: (`_GX0`, `_GY0`: its origin; `_GCW`, `_GCH`: the width
+    and height of a cell; `_NCOLS`, `_NROWS`).
+
+    Cells wider and taller than any two AABBs together, plus 1 cm against the rounding
+    of coordinates and degenerate boxes; at most 2**30 columns and rows, so that keys fit
+    in int64. Half spans, and the cap on the size, keep absurd coordinates from
+    overflowing into a NaN cell: they only make the grid coarse. The first and the last
+    column stay empty.
+    """
+    cw = min(max(2.0 * ex + 0.01, (0.5 * x1 - 0.5 * x0) / 2**29), 1e300)
+    ch = min(max(2.0 * ey + 0.01, (0.5 * y1 - 0.5 * y0) / 2**29), 1e300)
+    grid = np.empty(6, np.float64)
+    grid[_GX0], grid[_GY0], grid[_GCW], grid[_GCH] = x0, y0, cw, ch
+    # (A multiplication by 1 / cw is several times faster than a division, in the loops.)
+    grid[_NCOLS] = _index((x1 - x0) * (1.0 / cw)) + 3
+    grid[_NROWS] = _index((y1 - y0) * (1.0 / ch)) + 1
+    return grid
+
+
+@njit
+def _banded(
+    boxes: Boxes, ex: FloatArray, ey: FloatArray, grid: FloatArray, m: int
+) -> tuple[IntArray, int]:
+    """Both phases on the threads, for the ``m`` boxes of ``ex`` not NaN, none of them
+    large: ``(pairs, count)`` as `_candidates` gives them, narrowed.
+
+    Each chunk takes a band of the grid's rows, about as many boxes each: it sorts the
+    boxes of its rows and of the row after by cell (the pairs of a box go to the rest of
+    its row and to the row after, as in `_candidates`), finds the pairs whose AABBs meet
+    from the boxes of its own rows, and tests those at once. No pair is found twice: it
+    belongs to the band of its box in the lower row, or of its row.
+    """
+    x, y = boxes[0], boxes[1]
+    nrows = int(grid[_NROWS])
+    key = np.empty(x.shape[0], np.int64)
+    per_row = np.zeros((CHUNKS, nrows), np.int64)
+    _keys(x, y, ex, grid, key, per_row)
+    rows = per_row.sum(axis=0)
+    # Band c is rows split[c]:split[c + 1]: the first row at which the boxes before pass
+    # c m / CHUNKS starts band c.
+    split = np.full(CHUNKS + 1, nrows, np.int64)
+    split[0] = 0
+    seen, c = 0, 1
+    for r in range(nrows):
+        while c < CHUNKS and seen >= c * m // CHUNKS:
+            split[c] = r
+            c += 1
+        seen += rows[r]
+    # The part of the buffers of each band: its boxes, those of the row after, and one
+    # place for the sentinel.
+    span = np.zeros(CHUNKS + 1, np.int64)
+    for c in range(CHUNKS):
+        span[c + 1] = span[c] + rows[split[c] : min(split[c + 1] + 1, nrows)].sum() + 1
+    buffers = np.empty((4, span[CHUNKS]), np.int64)
+    counters = np.empty((CHUNKS, 1 << _RADIX_BITS), np.int64)
+    found = np.zeros(CHUNKS, np.int64)
+    room = 16 + m // (8 * CHUNKS)
+    for _ in range(2):  # the second time into buffers large enough
+        pairs = np.empty((CHUNKS, room, 2), np.int64)
+        _bands(boxes, ex, ey, key, int(grid[_NCOLS]), split, span, buffers, counters, pairs, found)
+        if found.max() <= room:
+            break
+        room = found.max()
+    count = found.sum()
+    out = np.empty((count, 2), np.int64)
+    at = 0
+    for c in range(CHUNKS):
+        out[at : at + found[c]] = pairs[c, : found[c]]
+        at += found[c]
+    return out, count
+
+
+@njit_rows
+def _keys(
+    x: FloatArray, y: FloatArray, ex: FloatArray, grid: FloatArray, key: IntArray, rows: IntArray
+) -> None:
+    """`_key_rows` of the boxes split in `CHUNKS` runs over the threads."""
+    n = x.shape[0]
+    for c in prange(CHUNKS):
+        _key_rows(x, y, ex, grid, key, rows[c], c * n // CHUNKS, (c + 1) * n // CHUNKS)
+
+
+@njit_loop
+def _key_rows(
+    x: FloatArray,
+    y: FloatArray,
+    ex: FloatArray,
+    grid: FloatArray,
+    key: IntArray,
+    rows: IntArray,
+    first: int,
+    stop: int,
+) -> None:
+    """The cell keys (row, column) of boxes ``first:stop``, -1 for those that take no
+    part (``ex`` NaN), and their count per row added to ``rows``."""
+    x0, y0 = grid[_GX0], grid[_GY0]
+    icw, ich = 1.0 / grid[_GCW], 1.0 / grid[_GCH]
+    ncols = int(grid[_NCOLS])
+    for k in range(first, stop):
+        if ex[k] != ex[k]:
+            key[k] = -1
+            continue
+        r = _index((y[k] - y0) * ich)
+        key[k] = r * ncols + _index((x[k] - x0) * icw) + 1
+        rows[r] += 1
+
+
+@njit_rows
+def _bands(
+    boxes: Boxes,
+    ex: FloatArray,
+    ey: FloatArray,
+    key: IntArray,
+    ncols: int,
+    split: IntArray,
+    span: IntArray,
+    buffers: IntArray,
+    counters: IntArray,
+    pairs: IntArray,
+    found: IntArray,
+) -> None:
+    """`_band_rows` of each band of `_banded`, one a chunk, over the threads."""
+    for c in prange(CHUNKS):
+        _band_rows(
+            boxes, ex, ey, key, ncols, split[c], split[c + 1], buffers[:, span[c] : span[c + 1]],
+            counters[c], pairs[c], found, c,
+        )  # fmt: skip
+
+
+@njit_loop
+def _band_rows(
+    boxes: Boxes,
+    ex: FloatArray,
+    ey: FloatArray,
+    key: IntArray,
+    ncols: int,
+    r0: int,
+    r1: int,
+    buffers: IntArray,
+    counters: IntArray,
+    pairs: IntArray,
+    found: IntArray,
+    c: int,
+) -> None:
+    """The overlapping pairs of the boxes in rows r0 to r1 - 1 with the boxes after them
+    in their row and in the next row (see `_candidates`), into ``pairs`` while it has
+    room, and their count into ``found[c]``. ``buffers`` has four rows with room for the
+    boxes of rows r0 to r1 and a sentinel: keys and boxes, and the sort's second pair."""
+    x, y = boxes[0], boxes[1]
+    base, top = r0 * ncols, (r1 + 1) * ncols  # the keys of rows r0 to r1
+    cell, box = buffers[0], buffers[1]
+    m = 0
+    for k in range(key.shape[0]):
+        if base <= key[k] < top:
+            cell[m], box[m] = key[k] - base, k
+            m += 1
+    if _radix(cell[:m], box[:m], buffers[2, :m], buffers[3, :m], counters, top - base):
+        cell, box = buffers[2], buffers[3]
+    cell[m] = _NO_KEY
+    scan_end = r1 * ncols - base  # boxes from rows r1 on only meet those before
+    count = below = 0
+    room = pairs.shape[0]
+    for t in range(m):
+        if cell[t] >= scan_end:
+            break
+        while cell[below] < cell[t] + ncols - 1:
+            below += 1
+        a = box[t]
+        for run in range(2):
+            u, end = (t + 1, cell[t] + 1) if run == 0 else (below, cell[t] + ncols + 1)
+            while cell[u] <= end:
+                b = box[u]
+                if _meet(x, y, ex, ey, a, b) and _overlap(boxes, a, b):
+                    if count < room:
+                        pairs[count, 0], pairs[count, 1] = min(a, b), max(a, b)
+                    count += 1
+                u += 1
+    found[c] = count
 
 
 @njit
@@ -158,21 +438,16 @@ def _candidates(aabbs: Aabbs, ids: IntArray, big: IntArray) -> tuple[IntArray, i
     x, y, ex, ey = aabbs
     m = ids.shape[0]
     pairs = np.empty((16 + m // 8, 2), np.int64)
-    # Cells wider and taller than any two AABBs together, plus 1 cm against the rounding
-    # of coordinates and degenerate boxes; at most 2**30 columns and rows, so that keys fit
-    # in int64. Half spans, and the cap on the size, keep absurd coordinates from
-    # overflowing into a NaN cell: they only make the grid coarse.
     x0 = x1 = x[ids[0]] if m else 0.0
     y0 = y1 = y[ids[0]] if m else 0.0
     cw = ch = 0.0
     for k in ids:
         x0, x1, y0, y1 = min(x0, x[k]), max(x1, x[k]), min(y0, y[k]), max(y1, y[k])
         cw, ch = max(cw, ex[k]), max(ch, ey[k])
-    cw = min(max(2.0 * cw + 0.01, (0.5 * x1 - 0.5 * x0) / 2**29), 1e300)
-    ch = min(max(2.0 * ch + 0.01, (0.5 * y1 - 0.5 * y0) / 2**29), 1e300)
-    icw, ich = 1.0 / cw, 1.0 / ch  # a multiplication is several times faster than a division
-    ncols = _index((x1 - x0) * icw) + 3  # the first and the last column stay empty
-    nrows = _index((y1 - y0) * ich) + 1
+    grid = _cells(x0, x1, y0, y1, cw, ch)
+    cw, ch = grid[_GCW], grid[_GCH]
+    icw, ich = 1.0 / cw, 1.0 / ch
+    ncols, nrows = int(grid[_NCOLS]), int(grid[_NROWS])
     key = np.empty(m + 1, np.int64)  # cell keys, then the sentinel
     for p in range(m):
         key[p] = _index((y[ids[p]] - y0) * ich) * ncols + _index((x[ids[p]] - x0) * icw) + 1
@@ -220,13 +495,13 @@ def _candidates(aabbs: Aabbs, ids: IntArray, big: IntArray) -> tuple[IntArray, i
     return pairs, count
 
 
-@njit
+@njit_leaf
 def _index(v: float) -> int:
     """``int(v)`` clamped to [0, 2**30]; NaN, from coordinates that overflow, to 2**30."""
     return int(v) if 0.0 <= v < 2.0**30 else (0 if v < 0.0 else 2**30)
 
 
-@njit
+@njit_leaf
 def _meet(x: FloatArray, y: FloatArray, ex: FloatArray, ey: FloatArray, a: int, b: int) -> bool:
     """Whether the AABBs of boxes ``a`` and ``b`` meet."""
     return bool(abs(x[b] - x[a]) <= ex[a] + ex[b] and abs(y[b] - y[a]) <= ey[a] + ey[b])
@@ -234,32 +509,39 @@ def _meet(x: FloatArray, y: FloatArray, ex: FloatArray, ey: FloatArray, a: int, 
 
 @njit
 def _narrow(boxes: Boxes, pairs: IntArray, count: int) -> int:
-    """Keeps those of the first ``count`` pairs whose rectangles overlap or touch, in
-    place, and returns how many: the separating axis theorem on the four edge normals.
-    A box is seldom in more than one of the pairs: its sine and cosine are not cached,
-    where a cache for all N boxes would cost more in page faults than it saves."""
-    x, y, heading, length, width = boxes
+    """Keeps those of the first ``count`` pairs whose rectangles overlap or touch
+    (`_overlap`), in place, and returns how many."""
     kept = 0
     for t in range(count):
         a, b = pairs[t, 0], pairs[t, 1]
-        ca, sa = np.cos(heading[a]), np.sin(heading[a])
-        cb, sb = np.cos(heading[b]), np.sin(heading[b])
-        dx, dy = x[b] - x[a], y[b] - y[a]
-        # |cos| and |sin| of the relative heading: one box's axes projected on the other's.
-        c = abs(ca * cb + sa * sb)
-        s = abs(ca * sb - sa * cb)
-        la, wa, lb, wb = 0.5 * length[a], 0.5 * width[a], 0.5 * length[b], 0.5 * width[b]
-        # On each normal, the centre distance is at most the sum of the projected
-        # half-extents (the same in both orders of a and b, to the bit).
-        if (
-            abs(dx * ca + dy * sa) <= la + lb * c + wb * s
-            and abs(dy * ca - dx * sa) <= wa + lb * s + wb * c
-            and abs(dx * cb + dy * sb) <= lb + la * c + wa * s
-            and abs(dy * cb - dx * sb) <= wb + la * s + wa * c
-        ):
+        if _overlap(boxes, a, b):
             pairs[kept, 0], pairs[kept, 1] = a, b
             kept += 1
     return kept
+
+
+@njit_leaf
+def _overlap(boxes: Boxes, a: int, b: int) -> bool:
+    """Whether the rectangles of boxes ``a`` and ``b`` overlap or touch: the separating
+    axis theorem on their four edge normals. A box is seldom in more than one pair: its
+    sine and cosine are not cached, where a cache for all N boxes would cost more in page
+    faults than it saves."""
+    x, y, heading, length, width = boxes
+    ca, sa = np.cos(heading[a]), np.sin(heading[a])
+    cb, sb = np.cos(heading[b]), np.sin(heading[b])
+    dx, dy = x[b] - x[a], y[b] - y[a]
+    # |cos| and |sin| of the relative heading: one box's axes projected on the other's.
+    c = abs(ca * cb + sa * sb)
+    s = abs(ca * sb - sa * cb)
+    la, wa, lb, wb = 0.5 * length[a], 0.5 * width[a], 0.5 * length[b], 0.5 * width[b]
+    # On each normal, the centre distance is at most the sum of the projected
+    # half-extents (the same in both orders of a and b, to the bit).
+    return bool(
+        abs(dx * ca + dy * sa) <= la + lb * c + wb * s
+        and abs(dy * ca - dx * sa) <= wa + lb * s + wb * c
+        and abs(dx * cb + dy * sb) <= lb + la * c + wa * s
+        and abs(dy * cb - dx * sb) <= wb + la * s + wa * c
+    )
 
 
 @njit
@@ -274,8 +556,22 @@ def _store(pairs: IntArray, count: int, i: int, j: int) -> int:
 
 @njit
 def _radix_sort_by(key: IntArray, payload: IntArray, end: int) -> None:
-    """Sorts ``key`` (values in [0, end)) in place, stably, and ``payload`` along: least
-    significant digit first, a counting sort per digit, O(N) a pass."""
+    """Sorts ``key`` (values in [0, end)) in place, stably, and ``payload`` along
+    (`_radix`)."""
+    k2, v2 = np.empty_like(key), np.empty_like(payload)
+    if _radix(key, payload, k2, v2, np.empty(1 << _RADIX_BITS, np.int64), end):
+        key[:] = k2
+        payload[:] = v2
+
+
+@njit_leaf
+def _radix(
+    key: IntArray, payload: IntArray, key2: IntArray, payload2: IntArray, start: IntArray, end: int
+) -> bool:
+    """Sorts ``key`` (values in [0, end)), stably, and ``payload`` along: least
+    significant digit first, a counting sort per digit, O(N) a pass, between the two
+    pairs of buffers, with ``start`` (2 ** `_RADIX_BITS` entries) for the counts.
+    Returns whether the result is in ``key2`` and ``payload2``."""
     n = key.shape[0]
     bits = 1
     while (end - 1) >> bits:
@@ -283,10 +579,9 @@ def _radix_sort_by(key: IntArray, payload: IntArray, end: int) -> None:
     passes = (bits + _RADIX_BITS - 1) // _RADIX_BITS
     digit = (bits + passes - 1) // passes  # as few counters as the passes allow
     mask = (1 << digit) - 1
-    start = np.empty(mask + 1, np.int64)
-    k, v, k2, v2 = key, payload, np.empty_like(key), np.empty_like(payload)
+    k, v, k2, v2 = key, payload, key2, payload2
     for shift in range(0, passes * digit, digit):
-        start[:] = 0
+        start[: mask + 1] = 0
         for t in range(n):
             start[(k[t] >> shift) & mask] += 1
         total = 0
@@ -298,12 +593,10 @@ def _radix_sort_by(key: IntArray, payload: IntArray, end: int) -> None:
             k2[j], v2[j] = k[t], v[t]
             start[d] = j + 1
         k, v, k2, v2 = k2, v2, k, v
-    if passes % 2:  # the result is in the second buffers
-        key[:] = k
-        payload[:] = v
+    return passes % 2 == 1
 
 
-@njit
+@njit_leaf
 def _abs_cos_sin_bound(h: float) -> tuple[float, float]:
     """Upper bounds of ``|cos h|`` and ``|sin h|``, less than 3e-5 above them.
 
