@@ -3,6 +3,7 @@ as the fully sampled tables do."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from roadsim.road.builder import Cubic, Lane, LaneSection, Line, PlanView, Pose, Road, link_sections
 from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
+from roadsim.world.lane_kernels import DIR_X, DIR_Y, centre, straight_headings
 from roadsim.world.lane_table import STEP, LaneTable
 from roadsim.world.routing import LaneInfo
 from tests.conftest import CORPUS
@@ -126,3 +128,28 @@ def test_real_maps_answer_as_the_fully_sampled_tables(name: str) -> None:
     np.testing.assert_allclose(
         thin.envelope_sq[thin.ptr[straight]], dense.envelope_sq[dense.ptr[straight]], atol=1e-3
     )
+
+
+@pytest.mark.parametrize("name", ["libOpenDRIVE/test.xodr", "esmini/multi_intersections.xodr"])
+def test_straight_headings_are_the_angle_of_the_lane_direction_to_the_bit(name: str) -> None:
+    """Where a record's samples all point one way, `straight_headings` is what `centre`
+    and ``math.atan2`` give anywhere along it (the lane keeping reads it instead)."""
+    info = LaneInfo(load_map(CORPUS / "maps" / name).prepare())
+    la = info.arrays
+    heading = straight_headings(la)
+    lanes = _sampled(info)
+    straight = lanes[np.isfinite(heading[lanes])]
+    curved = lanes[~np.isfinite(heading[lanes])]
+    assert straight.size > 0 and curved.size > 0
+    rng = np.random.default_rng(5)
+    for u in straight:
+        for p in rng.uniform(-1.0, info.length[u] + 1.0, 4):
+            _, _, cos_h, sin_h = centre(la, int(u), float(p))
+            assert math.atan2(sin_h, cos_h) == heading[u]
+    for u in curved:  # their samples do not all share one direction
+        rows = la.sample[la.ptr[u] : la.ptr[u + 1]]
+        assert rows.shape[0] > 1
+        assert (
+            not (rows[:, DIR_X] == rows[0, DIR_X]).all()
+            or not (rows[:, DIR_Y] == rows[0, DIR_Y]).all()
+        )

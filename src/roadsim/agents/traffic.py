@@ -49,6 +49,7 @@ from roadsim.agents.traffic_kernels import (
 )
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT, Out
+from roadsim.world.lane_kernels import straight_headings
 from roadsim.world.routing import LANE_DROP, LaneInfo
 from roadsim.world.state import WorldState
 from roadsim.world.traffic_lights import NON_VEHICLE_LIGHT_TYPES, TrafficLightPlan
@@ -85,6 +86,7 @@ class TrafficModel:
         self.info = info
         self.lights = lights
         self.sensor = sensor
+        self.straight_heading = straight_headings(info.arrays)  # for the lane keeping
         table = sensor.signals
         # The lights traffic stops at: for vehicles (the sensor lists them all).
         self.stops: IntArray = np.array(
@@ -250,15 +252,16 @@ class TrafficModel:
         order = self._order
         envelope_sq, curvature = np.empty(n), np.empty(n)
         prepare(
-            la, actors, salt, me, self.target_uid, self.merge_into, self.change_timer,
+            la, self.straight_heading, actors, salt, me, self.target_uid, self.merge_into, self.change_timer,
             round(time / dt) + 1, dt, p, target, extra, may_change, want, self.light_ahead,
             VISIBILITY, order, envelope_sq, curvature,
         )  # fmt: skip
         planned = target.copy()
         # Vehicles signalling a change, or merging before a lane drop, are seen in the lane
-        # they move into too (the rows of extra lane -1 enter nothing).
+        # they move into too (a few hundred of 10,000: only theirs go to the sort).
         sensor = self.sensor
-        occ = sensor.occupancy(state, (me, extra, p))
+        moving = np.flatnonzero(extra >= 0)
+        occ = sensor.occupancy(state, (me[moving], extra[moving], p[moving]))
         view = self._seen = sensor.observe(
             sensor.actors(state, salt), occ, me, time, want=want, visibility=self._visibility,
             out=self._seen, order=order,
@@ -289,7 +292,9 @@ class TrafficModel:
         )  # fmt: skip
         commit_changes(me, p, actors.half_length, target, best, self.change_timer, self.target_uid)
         d = np.empty(n)
-        steering(la, actors, drivers, me, p, target, planned, curvature, d, order)
+        steering(
+            la, self.straight_heading, actors, drivers, me, p, target, planned, curvature, d, order
+        )
         if at is None:
             return a, d
         accel[at] = a

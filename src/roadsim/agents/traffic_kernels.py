@@ -206,6 +206,7 @@ def carry_target(la: LaneArrays, target: int, uid: int, salt: np.uint64) -> int:
 @njit_loop
 def _prepare_rows(
     la: LaneArrays,
+    heading: FloatArray,
     actors: Actors,
     salt: UIntArray,
     me: IntArray,
@@ -250,6 +251,7 @@ def _prepare_rows(
             u = actors.uid[ahead]
             prefetch(light_ahead, u)
             prefetch(merge_into, u)
+            prefetch(heading, u)
             if target_uid[ahead] != u:
                 prefetch_lane(la, target_uid[ahead])
         if j + PREFETCH_AHEAD < n:  # the neighbours of one that may consider a change
@@ -269,7 +271,7 @@ def _prepare_rows(
         elif la.usable[u] - p[i] < MERGE_RANGE and merge_into[u] >= 0:
             extra_lane[i] = merge_into[u]
         envelope_sq[i] = curve_speed_sq(la, u, p[i])
-        curvature[i] = _track(la, target[i], p[i], actors, k)
+        curvature[i] = _track(la, heading, target[i], p[i], actors, k)
         change_timer[k] = max(change_timer[k] - dt, 0.0)
         may_change[i] = _may_change(la, k, actors.id[k], u, p[i], target[i], change_timer, tick)
         w = WANT_FRONT
@@ -285,6 +287,7 @@ def _prepare_rows(
 @njit_rows
 def prepare(
     la: LaneArrays,
+    heading: FloatArray,
     actors: Actors,
     salt: UIntArray,
     me: IntArray,
@@ -308,6 +311,7 @@ def prepare(
     for c in prange(CHUNKS):
         _prepare_rows(
             la,
+            heading,
             actors,
             salt,
             me,
@@ -653,6 +657,7 @@ def decide(
 @njit_loop
 def _steering_rows(
     la: LaneArrays,
+    heading: FloatArray,
     actors: Actors,
     drivers: Drivers,
     me: IntArray,
@@ -669,7 +674,7 @@ def _steering_rows(
     for i in order:
         k = me[i]
         if target[i] != planned[i]:
-            curvature[i] = _track(la, target[i], p[i], actors, k)
+            curvature[i] = _track(la, heading, target[i], p[i], actors, k)
         # The wheel angle of the bicycle model that drives this curvature: the slip angle
         # is beta = asin(curvature * lr), and tan(wheel) = 2 tan(beta).
         sin_beta = min(max(curvature[i] * 0.5 * drivers.wheelbase[k], -0.99), 0.99)
@@ -679,6 +684,7 @@ def _steering_rows(
 @njit_rows
 def steering(
     la: LaneArrays,
+    heading: FloatArray,
     actors: Actors,
     drivers: Drivers,
     me: IntArray,
@@ -692,8 +698,9 @@ def steering(
     """`_steering_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
     for c in prange(CHUNKS):
         _steering_rows(
-            la, actors, drivers, me, p, target, planned, curvature, steer, chunk(order, c, CHUNKS)
-        )
+            la, heading, actors, drivers, me, p, target, planned, curvature, steer,
+            chunk(order, c, CHUNKS),
+        )  # fmt: skip
 
 
 @njit_leaf
@@ -829,18 +836,23 @@ def commit_changes(
 
 
 @njit_leaf
-def _track(la: LaneArrays, lane: int, p: float, actors: Actors, k: int) -> float:
+def _track(
+    la: LaneArrays, heading: FloatArray, lane: int, p: float, actors: Actors, k: int
+) -> float:
     """Path curvature that brings the vehicle in slot k (at progress p) onto the centre
     line of ``lane``: the lane's own curvature (read a little ahead, for the steering lag)
     plus a critically damped correction of the lateral and heading errors over
     `TRACK_TIME` seconds of driving (at least `TRACK_MIN` metres). The lateral error is
-    capped at `TRACK_MAX_ERROR`, which paces lane changes."""
+    capped at `TRACK_MAX_ERROR`, which paces lane changes. ``heading``: the lanes'
+    `roadsim.world.lane_kernels.straight_headings`."""
     x, y, v = actors.x[k], actors.y[k], actors.speed[k]
     # The box centre moves at the slip angle to the body's heading.
     course = actors.heading[k] + actors.slip[k]
     xc, yc, cos_h, sin_h = centre(la, lane, p)
     lateral = -(x - xc) * sin_h + (y - yc) * cos_h
-    hc = math.atan2(sin_h, cos_h)
+    hc = heading[lane]  # the same as below, without the library call
+    if hc != hc:
+        hc = math.atan2(sin_h, cos_h)
     lateral = min(max(lateral, -TRACK_MAX_ERROR), TRACK_MAX_ERROR)
     heading_error = wrap(course - hc)
     reach = max(TRACK_MIN, TRACK_TIME * v)

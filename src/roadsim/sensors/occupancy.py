@@ -66,7 +66,7 @@ def footprints(
 
     ``extra`` entries (slot, lane, progress) are added as they are, but for those of lane
     -1, which enter nothing: the traffic model enters vehicles that signal a lane change
-    in the lane they are moving into, and passes all its rows, -1 for the others.
+    in the lane they are moving into.
     """
     if extra is None:
         extra = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))

@@ -253,6 +253,33 @@ def over_edge(
     return int(cand), q2, lat2, lo2, hi2
 
 
+@njit
+def straight_headings(la: LaneArrays) -> FloatArray:
+    """Per lane record u: the angle of its driving
+    direction where all its samples have the same direction to the bit (straight lanes,
+    nearly all of a grid of streets), NaN elsewhere. At any progress on such a record,
+    ``math.atan2`` of `centre`'s direction gives this very angle (the same operations on
+    the same numbers), so that a pass may read it instead of calling the library.
+
+    (An array of its own, not a column of `LaneArrays`: one field more there changed how
+    LLVM compiled the driver sensor's pass, 0.25 ms slower at 10,000 vehicles.)"""
+    sample = la.sample
+    n = la.length.shape[0]
+    out = np.full(n, np.nan)
+    for u in range(n):
+        first, stop = la.ptr[u], la.ptr[u + 1]
+        if stop <= first:
+            continue
+        dx, dy = sample[first, DIR_X], sample[first, DIR_Y]
+        same = True
+        for k in range(first + 1, stop):
+            same = same and sample[k, DIR_X] == dx and sample[k, DIR_Y] == dy
+        if same:
+            norm = math.sqrt(dx * dx + dy * dy)
+            out[u] = math.atan2(dy / norm, dx / norm)
+    return out
+
+
 # -- prefetching ---------------------------------------------------------------------------------
 
 
