@@ -73,6 +73,23 @@ def footprints(
     return LaneOccupancy(*_footprints(la, active, uid, s, t, heading, length, width, *extra))
 
 
+class Placed(NamedTuple):
+    """`_place`'s entries before the sort. Slot k's entry in its own lane is ``lane[k]``
+    at ``p[k]`` (lane -1: none); the entries of the slots that reach into a neighbour
+    lane (a few hundred of 10,000) are listed apart, as ``side_slot``, ``side_lane``,
+    ``side_p``: chunk c of the slots (`roadsim._jit.chunk`) lists its own from index
+    ``2 a`` on, a its first slot, ``count[c]`` of them, by slot, the left neighbour
+    before the right. (Three entries a slot, most of them empty, made the serial sort
+    read three times as much.)"""
+
+    lane: IntArray
+    p: FloatArray
+    side_slot: IntArray
+    side_lane: IntArray
+    side_p: FloatArray
+    count: IntArray
+
+
 @njit
 def _footprints(
     la: LaneArrays,
@@ -88,19 +105,20 @@ def _footprints(
     extra_p: FloatArray,
 ) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray]:
     """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach)``."""
-    lanes = la.length.shape[0]
     n = uid.size
-    # Three entries a slot (its lane, and the neighbours on either side; lane -1 where it
-    # does not reach into one, and for a slot with no actor on a lane), then the extra
-    # entries.
-    m = 3 * n + extra_slot.size
-    slot = np.empty(m, dtype=np.int64)
-    lane = np.empty(m, dtype=np.int64)
-    p = np.empty(m)
+    placed = Placed(
+        np.empty(n, dtype=np.int64),
+        np.empty(n),
+        np.empty(2 * n, dtype=np.int64),
+        np.empty(2 * n, dtype=np.int64),
+        np.empty(2 * n),
+        np.zeros(CHUNKS, dtype=np.int64),
+    )
     reach = np.empty(n)
-    _place(la, active, uid, s, t, heading, length, width, slot, lane, p, reach, np.arange(n))
-    slot[3 * n :], lane[3 * n :], p[3 * n :] = extra_slot, extra_lane, extra_p
-    out_slot, out_uid, out_p, ptr = sort_entries(lanes, slot, lane, p)
+    _place(la, active, uid, s, t, heading, length, width, placed, reach, np.arange(n))
+    out_slot, out_uid, out_p, ptr = _sort_placed(
+        la.length.shape[0], placed, extra_slot, extra_lane, extra_p
+    )
     return out_slot, out_uid, out_p, ptr, reach
 
 
@@ -114,9 +132,7 @@ def _place(
     heading: FloatArray,
     length: FloatArray,
     width: FloatArray,
-    slot: IntArray,
-    lane: IntArray,
-    p: FloatArray,
+    placed: Placed,
     reach: FloatArray,
     order: IntArray,
 ) -> None:
@@ -124,8 +140,8 @@ def _place(
     threads (`roadsim._jit.njit_rows`)."""
     for c in prange(CHUNKS):
         _place_rows(
-            la, active, uid, s, t, heading, length, width, slot, lane, p, reach, order,
-            chunk(order, c, CHUNKS),
+            la, active, uid, s, t, heading, length, width, placed, reach, order,
+            chunk(order, c, CHUNKS), c,
         )  # fmt: skip
 
 
@@ -139,45 +155,114 @@ def _place_rows(
     heading: FloatArray,
     length: FloatArray,
     width: FloatArray,
-    slot: IntArray,
-    lane: IntArray,
-    p: FloatArray,
+    placed: Placed,
     reach: FloatArray,
     slots: IntArray,
     order: IntArray,
+    c: int,
 ) -> None:
-    """The entries ``3 k``, ``3 k + 1`` and ``3 k + 2`` of the slots k in ``order``, a
-    run of ``slots`` (0, 1, 2, ..., for the prefetching): the actor's own lane, and its
-    left and right neighbours where it reaches into them (lane -1 where not, and all
-    three for a slot with no active actor on a lane); and its ``reach``, by slot."""
+    """The entries of the slots k in ``order``, chunk c of ``slots`` (0, 1, 2, ...):
+    the actor's own lane (lane -1 for a slot with no active actor on a lane), and its
+    left and right neighbours where it reaches into them (see `Placed`); and its
+    ``reach``, by slot."""
     lanes = la.length.shape[0]
+    side = 2 * (c * slots.shape[0] // CHUNKS)
+    first = side
     for j in range(order.shape[0]):
         prefetch_ahead(la, uid, s, slots, order, j, 2)
         k = order[j]
         u = uid[k]
         if not (active[k] and 0 <= u < lanes):
-            for e in range(3 * k, 3 * k + 3):
-                slot[e], lane[e], p[e] = k, -1, 0.0
+            placed.lane[k], placed.p[k] = -1, 0.0
             reach[k] = 0.0
             continue
         q = progress(la, u, s[k])
-        slot[3 * k], lane[3 * k], p[3 * k] = k, u, q
+        placed.lane[k], placed.p[k] = u, q
         lo, hi = bounds(la, u, q)
         # |cos| and |sin| of the angle d between the actor and the lane.
         dx, dy = direction(la, u, q)
         sh, ch = sin_cos(heading[k])
-        c, sn = math.fabs(ch * dx + sh * dy), math.fabs(sh * dx - ch * dy)
-        reach[k] = 0.5 * (length[k] * c + width[k] * sn)
-        side = 0.5 * (length[k] * sn + width[k] * c)
+        cos_d, sin_d = math.fabs(ch * dx + sh * dy), math.fabs(sh * dx - ch * dy)
+        reach[k] = 0.5 * (length[k] * cos_d + width[k] * sin_d)
+        across = 0.5 * (length[k] * sin_d + width[k] * cos_d)
         offset = la.sign[u] * (t[k] - 0.5 * (lo + hi))  # + left of the lane's direction
         half = 0.5 * (hi - lo)
-        for e, left in ((3 * k + 1, True), (3 * k + 2, False)):
-            over = offset + side > half if left else offset - side < -half
+        for left in (True, False):
+            over = offset + across > half if left else offset - across < -half
             other = la.left_uid[u] if left else la.right_uid[u]
-            slot[e], lane[e], p[e] = k, -1, 0.0
             if over and other >= 0 and la.sign[other] != 0.0:
-                lane[e] = other
-                p[e] = q if la.sign[other] == la.sign[u] else la.length[other] - q
+                placed.side_slot[side] = k
+                placed.side_lane[side] = other
+                placed.side_p[side] = q if la.sign[other] == la.sign[u] else la.length[other] - q
+                side += 1
+    placed.count[c] = side - first
+
+
+@njit_leaf
+def _insert(
+    ptr: IntArray,
+    fill: IntArray,
+    out_slot: IntArray,
+    out_uid: IntArray,
+    out_p: FloatArray,
+    k: int,
+    u: int,
+    q: float,
+) -> None:
+    """Enters slot k at progress q into lane u's run of the sorted entries (after the
+    entries of the same progress entered before it)."""
+    j = fill[u]
+    fill[u] += 1
+    while j > ptr[u] and out_p[j - 1] > q:
+        out_p[j] = out_p[j - 1]
+        out_slot[j] = out_slot[j - 1]
+        j -= 1
+    out_p[j] = q
+    out_slot[j] = k
+    out_uid[fill[u] - 1] = u
+
+
+@njit
+def _sort_placed(
+    lanes: int, placed: Placed, extra_slot: IntArray, extra_lane: IntArray, extra_p: FloatArray
+) -> tuple[IntArray, IntArray, FloatArray, IntArray]:
+    """`sort_entries` of `_place`'s entries (slot by slot, each slot's own lane before its
+    neighbours) followed by the extra ones, without gathering them into one list."""
+    n = placed.lane.shape[0]
+    chunks = placed.count.shape[0]
+    ptr = np.zeros(lanes + 1, dtype=np.int64)
+    for k in range(n):
+        if placed.lane[k] >= 0:
+            ptr[placed.lane[k] + 1] += 1
+    for c in range(chunks):
+        first = 2 * (c * n // chunks)
+        for e in range(first, first + placed.count[c]):
+            ptr[placed.side_lane[e] + 1] += 1
+    for e in range(extra_lane.shape[0]):
+        if extra_lane[e] >= 0:
+            ptr[extra_lane[e] + 1] += 1
+    for u in range(lanes):
+        ptr[u + 1] += ptr[u]
+    fill = ptr[:-1].copy()
+    total = ptr[lanes]
+    out_slot = np.empty(total, dtype=np.int64)
+    out_uid = np.empty(total, dtype=np.int64)
+    out_p = np.empty(total, dtype=np.float64)
+    for c in range(chunks):
+        e = 2 * (c * n // chunks)
+        end = e + placed.count[c]
+        for k in range(c * n // chunks, (c + 1) * n // chunks):
+            if placed.lane[k] >= 0:
+                _insert(ptr, fill, out_slot, out_uid, out_p, k, placed.lane[k], placed.p[k])
+            while e < end and placed.side_slot[e] == k:
+                _insert(
+                    ptr, fill, out_slot, out_uid, out_p, k, placed.side_lane[e], placed.side_p[e]
+                )
+                e += 1
+    for e in range(extra_lane.shape[0]):
+        if extra_lane[e] >= 0:
+            _insert(ptr, fill, out_slot, out_uid, out_p, extra_slot[e], extra_lane[e], extra_p[e])
+    return out_slot, out_uid, out_p, ptr
 
 
 def occupancy(
@@ -216,20 +301,8 @@ def sort_entries(
     out_uid = np.empty(n, dtype=np.int64)
     out_p = np.empty(n, dtype=np.float64)
     for k in range(uid.size):
-        u = uid[k]
-        if u < 0:
-            continue
-        j = fill[u]
-        fill[u] += 1
-        # Insert into the lane's sorted run so far.
-        q = p[k]
-        while j > ptr[u] and out_p[j - 1] > q:
-            out_p[j] = out_p[j - 1]
-            out_slot[j] = out_slot[j - 1]
-            j -= 1
-        out_p[j] = q
-        out_slot[j] = slot[k]
-        out_uid[fill[u] - 1] = u
+        if uid[k] >= 0:
+            _insert(ptr, fill, out_slot, out_uid, out_p, slot[k], uid[k], p[k])
     return out_slot, out_uid, out_p, ptr
 
 
