@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from roadsim.road.load import load_map
 from roadsim.world.lane_table import LaneTable
-from roadsim.world.localization import JUNCTION_SLACK, relocalize, relocalize_slots
+from roadsim.world.localization import JUNCTION_SLACK, SEAM, relocalize, relocalize_slots
 from roadsim.world.routing import EMPTY_LENGTH, LaneInfo
 from tests.conftest import CORPUS
 
@@ -82,9 +82,16 @@ def reference(
     p, lateral = project(table, uid, info.progress(uid, s), x, y)
     lost = np.zeros(uid.shape, dtype=bool)
     hops = np.zeros(uid.shape, dtype=np.int64)
+    last_uid, last_lateral = uid.copy(), lateral.copy()  # before the latest hop
+    seam = np.zeros(uid.shape, dtype=bool)
     for _ in range(3):
+        back = (p < 0.0) & ~lost
+        at_seam = back & (hops > 0) & (p >= -SEAM)
+        uid[at_seam], lateral[at_seam] = last_uid[at_seam], last_lateral[at_seam]
+        p[at_seam] = info.length[uid[at_seam]]
+        seam |= at_seam
+        lost |= back & ~at_seam
         ahead = p > info.length[uid]
-        lost |= p < 0.0
         i = np.flatnonzero(ahead & ~lost)
         if i.size == 0:
             break
@@ -93,6 +100,7 @@ def reference(
         lost[i[dead]] = True
         i, nxt = i[~dead], nxt[~dead]
         overshoot = p[i] - info.length[uid[i]]
+        last_uid[i], last_lateral[i] = uid[i], lateral[i]
         uid[i] = nxt
         hops[i] += 1
         p[i], lateral[i] = project(table, nxt, overshoot, x[i], y[i])
@@ -130,6 +138,7 @@ def reference(
     paths = {
         "hop": hops > 0,
         "two hops": hops > 1,
+        "seam": seam,
         "neighbour": neighbour,
         "opposite neighbour": opposite,
         "searched": searched,
