@@ -78,7 +78,7 @@ class Placed(NamedTuple):
     at ``p[k]`` (lane -1: none); the entries of the slots that reach into a neighbour
     lane (a few hundred of 10,000) are listed apart, as ``side_slot``, ``side_lane``,
     ``side_p``: chunk c of the slots (`roadsim._jit.chunk`) lists its own from index
-    ``2 a`` on, a its first slot, ``count[c]`` of them, by slot, the left neighbour
+    ``2 a`` on, a its first slot, ``side_count[c]`` of them, by slot, the left neighbour
     before the right. (Three entries a slot, most of them empty, made the serial sort
     read three times as much.)"""
 
@@ -87,7 +87,7 @@ class Placed(NamedTuple):
     side_slot: IntArray
     side_lane: IntArray
     side_p: FloatArray
-    count: IntArray
+    side_count: IntArray
 
 
 @njit
@@ -195,7 +195,7 @@ def _place_rows(
                 placed.side_lane[side] = other
                 placed.side_p[side] = q if la.sign[other] == la.sign[u] else la.length[other] - q
                 side += 1
-    placed.count[c] = side - first
+    placed.side_count[c] = side - first
 
 
 @njit_leaf
@@ -229,14 +229,14 @@ def _sort_placed(
     """`sort_entries` of `_place`'s entries (slot by slot, each slot's own lane before its
     neighbours) followed by the extra ones, without gathering them into one list."""
     n = placed.lane.shape[0]
-    chunks = placed.count.shape[0]
+    chunks = placed.side_count.shape[0]
     ptr = np.zeros(lanes + 1, dtype=np.int64)
     for k in range(n):
         if placed.lane[k] >= 0:
             ptr[placed.lane[k] + 1] += 1
     for c in range(chunks):
         first = 2 * (c * n // chunks)
-        for e in range(first, first + placed.count[c]):
+        for e in range(first, first + placed.side_count[c]):
             ptr[placed.side_lane[e] + 1] += 1
     for e in range(extra_lane.shape[0]):
         if extra_lane[e] >= 0:
@@ -250,7 +250,7 @@ def _sort_placed(
     out_p = np.empty(total, dtype=np.float64)
     for c in range(chunks):
         e = 2 * (c * n // chunks)
-        end = e + placed.count[c]
+        end = e + placed.side_count[c]
         for k in range(c * n // chunks, (c + 1) * n // chunks):
             if placed.lane[k] >= 0:
                 _insert(ptr, fill, out_slot, out_uid, out_p, k, placed.lane[k], placed.p[k])
