@@ -19,6 +19,10 @@ def test_move_rows_moves_every_array_along_its_first_axis() -> None:
         rng.integers(0, 2**63, n, dtype=np.uint64),
         rng.normal(size=(n, 3)),
         rng.integers(-1, 9, (n, 4)),
+        rng.normal(size=(n, 2, 3)),
+        rng.normal(size=(n, 4))[:, ::2],  # rows of columns, not contiguous
+        rng.normal(size=(n, 2, 4))[:, :, ::2],  # not contiguous either
+        np.arange(2 * n)[::2],
     ]
     expected = [a.copy() for a in arrays]
     for a in expected:
