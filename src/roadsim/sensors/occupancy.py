@@ -198,6 +198,23 @@ def _place_rows(
     placed.side_count[c] = side - first
 
 
+@njit
+def _runs(ptr: IntArray) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+    """Turns the counts by lane in ``ptr[1:]`` into the lanes' run starts, in place, and
+    returns the first free place of each run and the sorted entries' arrays (slot, uid,
+    progress), not yet filled."""
+    lanes = ptr.shape[0] - 1
+    for u in range(lanes):
+        ptr[u + 1] += ptr[u]
+    total = ptr[lanes]
+    return (
+        ptr[:-1].copy(),
+        np.empty(total, dtype=np.int64),
+        np.empty(total, dtype=np.int64),
+        np.empty(total, dtype=np.float64),
+    )
+
+
 @njit_leaf
 def _insert(
     ptr: IntArray,
@@ -241,13 +258,7 @@ def _sort_placed(
     for e in range(extra_lane.shape[0]):
         if extra_lane[e] >= 0:
             ptr[extra_lane[e] + 1] += 1
-    for u in range(lanes):
-        ptr[u + 1] += ptr[u]
-    fill = ptr[:-1].copy()
-    total = ptr[lanes]
-    out_slot = np.empty(total, dtype=np.int64)
-    out_uid = np.empty(total, dtype=np.int64)
-    out_p = np.empty(total, dtype=np.float64)
+    fill, out_slot, out_uid, out_p = _runs(ptr)
     for c in range(chunks):
         e = 2 * (c * n // chunks)
         end = e + placed.side_count[c]
@@ -293,13 +304,7 @@ def sort_entries(
     for k in range(uid.size):
         if uid[k] >= 0:
             ptr[uid[k] + 1] += 1
-    for u in range(lanes):
-        ptr[u + 1] += ptr[u]
-    fill = ptr[:-1].copy()
-    n = ptr[lanes]
-    out_slot = np.empty(n, dtype=np.int64)
-    out_uid = np.empty(n, dtype=np.int64)
-    out_p = np.empty(n, dtype=np.float64)
+    fill, out_slot, out_uid, out_p = _runs(ptr)
     for k in range(uid.size):
         if uid[k] >= 0:
             _insert(ptr, fill, out_slot, out_uid, out_p, slot[k], uid[k], p[k])
