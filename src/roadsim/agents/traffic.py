@@ -252,9 +252,9 @@ class TrafficModel:
         order = self._order
         envelope_sq, curvature = np.empty(n), np.empty(n)
         prepare(
-            la, self.straight_heading, actors, salt, me, self.target_uid, self.merge_into, self.change_timer,
-            round(time / dt) + 1, dt, p, target, extra, may_change, want, self.light_ahead,
-            VISIBILITY, order, envelope_sq, curvature,
+            la, self.straight_heading, actors, salt, me, self.target_uid, self.merge_into,
+            self.change_timer, round(time / dt) + 1, dt, p, target, extra, may_change, want,
+            self.light_ahead, VISIBILITY, order, envelope_sq, curvature,
         )  # fmt: skip
         planned = target.copy()
         # Vehicles signalling a change, or merging before a lane drop, are seen in the lane

@@ -57,7 +57,7 @@ JUNCTION_SLACK = 1.5
 _MAX_HOPS = 3
 
 #: How far (m) before the start of the next lane record a vehicle past the end of its
-#: own may be and still count as at that end (see `relocalize`).
+#: own may be and still count as at that end (see the module docstring).
 SEAM = 0.5
 
 
