@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 import roadsim
+from roadsim._trig import sin_cos
 from roadsim.sensors.driver import DriverSensor
 from roadsim.sensors.driver_kernels import Out, search_ahead, search_behind, step_lane
-from roadsim.sensors.occupancy import LaneOccupancy, occupancy
+from roadsim.sensors.occupancy import LaneOccupancy, footprints, occupancy
 from roadsim.sim.build import MODEL_NAMES
-from roadsim.world.lane_kernels import by_lane
+from roadsim.world.lane_kernels import bounds, by_lane, direction, progress
 from roadsim.world.routing import LaneInfo
 from roadsim.world.traffic_lights import TrafficLightPlan
 
@@ -35,6 +36,85 @@ def test_occupancy_sorts_by_lane_then_progress_keeping_the_order_of_ties() -> No
     assert np.array_equal(occ.uid, uid[order])
     assert np.array_equal(occ.p, p[order])
     assert np.array_equal(occ.ptr, np.concatenate(([0], np.cumsum(np.bincount(uid, minlength=60)))))
+
+
+def _footprint_entries(
+    info: LaneInfo, active: np.ndarray, uid: np.ndarray, s: np.ndarray, t: np.ndarray,
+    heading: np.ndarray, length: np.ndarray, width: np.ndarray,
+) -> list[tuple[int, int, float]]:  # fmt: skip
+    """`footprints`' entries (slot, lane, progress) one by one, in the order they are
+    entered: by slot, each slot's own lane, then the left and the right neighbour lane
+    where the footprint reaches over the lane's edge."""
+    la = info.arrays
+    entries = []
+    for k in range(uid.size):
+        u = int(uid[k])
+        if not active[k] or not 0 <= u < info.n:
+            continue
+        q = progress(la, u, s[k])
+        entries.append((k, u, q))
+        lo, hi = bounds(la, u, q)
+        dx, dy = direction(la, u, q)
+        sh, ch = sin_cos(heading[k])
+        cos_d, sin_d = abs(ch * dx + sh * dy), abs(sh * dx - ch * dy)
+        across = 0.5 * (length[k] * sin_d + width[k] * cos_d)
+        offset = la.sign[u] * (t[k] - 0.5 * (lo + hi))
+        half = 0.5 * (hi - lo)
+        for left in (True, False):
+            over = offset + across > half if left else offset - across < -half
+            other = int(la.left_uid[u] if left else la.right_uid[u])
+            if over and other >= 0 and la.sign[other] != 0.0:
+                same = la.sign[other] == la.sign[u]
+                entries.append((k, other, q if same else la.length[other] - q))
+    return entries
+
+
+@pytest.mark.parametrize("lane_order", [True, False])
+def test_footprints_match_a_stable_sort_of_every_entry(info: LaneInfo, lane_order: bool) -> None:
+    """Slots in lane order (as the simulation keeps them, the threads' shares of the sort
+    barely mix) or in none (half the entries are sorted by another thread than the one
+    that placed them), with wide actors over lane edges, slots off every lane, and extra
+    entries."""
+    rng = np.random.default_rng(3)
+    la = info.arrays
+    n = 3000
+    uid = rng.choice(np.flatnonzero(info.drivable), n)
+    if lane_order:
+        uid.sort()
+    uid[rng.choice(n, 40, replace=False)] = -1
+    active = rng.random(n) > 0.05
+    s = np.empty(n)
+    t = np.empty(n)
+    for k in range(n):
+        u = max(int(uid[k]), 0)
+        q = rng.uniform(0.0, 1.0) * la.length[u]
+        s[k] = la.s0[u] + q if la.sign[u] >= 0.0 else la.s1[u] - q
+        lo, hi = bounds(la, u, q)
+        t[k] = rng.uniform(lo, hi)
+    heading = rng.uniform(-np.pi, np.pi, n)
+    length = rng.uniform(3.0, 12.0, n)
+    width = np.where(rng.random(n) < 0.2, 5.0, 1.8)
+    extra_slot = rng.integers(0, n, 50)
+    extra_lane = np.where(rng.random(50) < 0.2, -1, rng.choice(np.flatnonzero(info.drivable), 50))
+    extra_p = rng.uniform(0.0, 50.0, 50)
+    occ = footprints(
+        la, active, uid, s, t, heading, length, width, (extra_slot, extra_lane, extra_p)
+    )
+    entries = _footprint_entries(info, active, uid, s, t, heading, length, width)
+    entries += [
+        (int(k), int(u), float(q))
+        for k, u, q in zip(extra_slot, extra_lane, extra_p, strict=True)
+        if u >= 0
+    ]
+    slot, lane, p = (np.array(column) for column in zip(*entries, strict=True))
+    assert (lane != uid[slot]).sum() > 200  # many entries in neighbour lanes, or extra
+    order = np.lexsort((p, lane))  # stable: ties keep the order they were entered in
+    assert np.array_equal(occ.slot, slot[order])
+    assert np.array_equal(occ.uid, lane[order])
+    assert np.array_equal(occ.p, p[order])
+    assert np.array_equal(
+        occ.ptr, np.concatenate(([0], np.cumsum(np.bincount(lane, minlength=info.n))))
+    )
 
 
 def test_by_lane_is_a_stable_sort_by_lane_with_unknown_lanes_first() -> None:

@@ -74,13 +74,24 @@ def footprints(
 
 
 class Placed(NamedTuple):
-    """`_place`'s entries before the sort. Slot k's entry in its own lane is ``lane[k]``
-    at ``p[k]`` (lane -1: none); the entries of the slots that reach into a neighbour
-    lane (a few hundred of 10,000) are listed apart, as ``side_slot``, ``side_lane``,
-    ``side_p``: chunk c of the slots (`roadsim._jit.chunk`) lists its own from index
-    ``2 a`` on, a its first slot, ``side_count[c]`` of them, by slot, the left neighbour
-    before the right. (Three entries a slot, most of them empty, made the serial sort
-    read three times as much.)"""
+    """`_place`'s entries before the sort, and how the sort shares the lanes out.
+
+    Slot k's entry in its own lane is ``lane[k]`` at ``p[k]`` (lane -1: none); the
+    entries of the slots that reach into a neighbour lane (a few hundred of 10,000) are
+    listed apart, as ``side_slot``, ``side_lane``, ``side_p``: chunk c of the slots
+    (`roadsim._jit.chunk`) lists its own from index ``2 a`` on, a its first slot,
+    ``side_count[c]`` of them, by slot, the left neighbour before the right. (Three
+    entries a slot, most of them empty, made the sort read three times as much.)
+
+    The sort is split over the threads by lanes: chunk c sorts the lanes
+    ``edge[c]:edge[c + 1]``, which start at the lane of its first slot, so that with the
+    slots in lane order (as the simulation keeps them) nearly every entry of a chunk's
+    slots falls in its own lanes. ``ptr[u]`` counts lane u's entries from the slots of
+    the chunk that owns u (``own_count[c]`` of them in chunk c's lanes); the entries
+    of a chunk's slots that fall in another chunk's lanes, strays (vehicles that moved
+    on to another lane since the slots were sorted), are listed apart, in slot order,
+    as ``stray_slot``, ``stray_lane``, ``stray_p``: chunk c's from index ``3 a`` on,
+    ``stray_count[c]`` of them."""
 
     lane: IntArray
     p: FloatArray
@@ -88,6 +99,13 @@ class Placed(NamedTuple):
     side_lane: IntArray
     side_p: FloatArray
     side_count: IntArray
+    edge: IntArray
+    ptr: IntArray
+    own_count: IntArray
+    stray_slot: IntArray
+    stray_lane: IntArray
+    stray_p: FloatArray
+    stray_count: IntArray
 
 
 @njit
@@ -104,8 +122,11 @@ def _footprints(
     extra_lane: IntArray,
     extra_p: FloatArray,
 ) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray]:
-    """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach)``."""
+    """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach)``. Two passes
+    over the threads: `_place` (entries, counted by lane), then `_sort_lanes`; between
+    them only the size of the result is found."""
     n = uid.size
+    lanes = la.length.shape[0]
     placed = Placed(
         np.empty(n, dtype=np.int64),
         np.empty(n),
@@ -113,13 +134,48 @@ def _footprints(
         np.empty(2 * n, dtype=np.int64),
         np.empty(2 * n),
         np.zeros(CHUNKS, dtype=np.int64),
+        _edges(active, uid, lanes),
+        np.empty(lanes + 1, dtype=np.int64),
+        np.zeros(CHUNKS, dtype=np.int64),
+        np.empty(3 * n, dtype=np.int64),
+        np.empty(3 * n, dtype=np.int64),
+        np.empty(3 * n),
+        np.zeros(CHUNKS, dtype=np.int64),
     )
     reach = np.empty(n)
     _place(la, active, uid, s, t, heading, length, width, placed, reach, np.arange(n))
-    out_slot, out_uid, out_p, ptr = _sort_placed(
-        la.length.shape[0], placed, extra_slot, extra_lane, extra_p
-    )
-    return out_slot, out_uid, out_p, ptr, reach
+    total = 0
+    for c in range(CHUNKS):
+        total += placed.own_count[c] + placed.stray_count[c]
+    for e in range(extra_lane.shape[0]):
+        if extra_lane[e] >= 0:
+            total += 1
+    placed.ptr[lanes] = total
+    out_slot = np.empty(total, dtype=np.int64)
+    out_uid = np.empty(total, dtype=np.int64)
+    out_p = np.empty(total)
+    _sort_lanes(
+        placed, extra_slot, extra_lane, extra_p, np.empty(lanes, dtype=np.int64),
+        out_slot, out_uid, out_p,
+    )  # fmt: skip
+    return out_slot, out_uid, out_p, placed.ptr, reach
+
+
+@njit
+def _edges(active: BoolArray, uid: IntArray, lanes: int) -> IntArray:
+    """The first lane of each chunk's share of the sort (see `Placed`), and ``lanes``
+    after the last: the lane of the chunk's first slot on a lane, never below the edge
+    before it."""
+    n = uid.shape[0]
+    edge = np.zeros(CHUNKS + 1, dtype=np.int64)
+    edge[CHUNKS] = lanes
+    for c in range(1, CHUNKS):
+        edge[c] = edge[c - 1]
+        for k in range(c * n // CHUNKS, (c + 1) * n // CHUNKS):
+            if active[k] and 0 <= uid[k] < lanes:
+                edge[c] = max(edge[c - 1], uid[k])
+                break
+    return edge
 
 
 @njit_rows
@@ -163,11 +219,17 @@ def _place_rows(
 ) -> None:
     """The entries of the slots k in ``order``, chunk c of ``slots`` (0, 1, 2, ...):
     the actor's own lane (lane -1 for a slot with no active actor on a lane), and its
-    left and right neighbours where it reaches into them (see `Placed`); and its
-    ``reach``, by slot."""
+    left and right neighbours where it reaches into them; and its ``reach``, by slot.
+    Counts the entries in the chunk's own lanes, and lists those in others (see
+    `Placed`)."""
     lanes = la.length.shape[0]
+    lo_lane, hi_lane = placed.edge[c], placed.edge[c + 1]
+    for u in range(lo_lane, hi_lane):
+        placed.ptr[u] = 0
     side = 2 * (c * slots.shape[0] // CHUNKS)
-    first = side
+    stray = 3 * (c * slots.shape[0] // CHUNKS)
+    first, first_stray = side, stray
+    own = 0
     for j in range(order.shape[0]):
         prefetch_ahead(la, uid, s, slots, order, j, 2)
         k = order[j]
@@ -178,6 +240,11 @@ def _place_rows(
             continue
         q = progress(la, u, s[k])
         placed.lane[k], placed.p[k] = u, q
+        if lo_lane <= u < hi_lane:
+            placed.ptr[u] += 1
+            own += 1
+        else:
+            stray = _stray(placed, stray, k, u, q)
         lo, hi = bounds(la, u, q)
         # |cos| and |sin| of the angle d between the actor and the lane.
         dx, dy = direction(la, u, q)
@@ -191,11 +258,112 @@ def _place_rows(
             over = offset + across > half if left else offset - across < -half
             other = la.left_uid[u] if left else la.right_uid[u]
             if over and other >= 0 and la.sign[other] != 0.0:
+                qo = q if la.sign[other] == la.sign[u] else la.length[other] - q
                 placed.side_slot[side] = k
                 placed.side_lane[side] = other
-                placed.side_p[side] = q if la.sign[other] == la.sign[u] else la.length[other] - q
+                placed.side_p[side] = qo
                 side += 1
+                if lo_lane <= other < hi_lane:
+                    placed.ptr[other] += 1
+                    own += 1
+                else:
+                    stray = _stray(placed, stray, k, other, qo)
     placed.side_count[c] = side - first
+    placed.stray_count[c] = stray - first_stray
+    placed.own_count[c] = own
+
+
+@njit_leaf
+def _stray(placed: Placed, at: int, k: int, u: int, q: float) -> int:
+    """Lists slot k's entry in lane u, at q, as a stray at ``at``; returns the next place."""
+    placed.stray_slot[at] = k
+    placed.stray_lane[at] = u
+    placed.stray_p[at] = q
+    return at + 1
+
+
+@njit_rows
+def _sort_lanes(
+    placed: Placed,
+    extra_slot: IntArray,
+    extra_lane: IntArray,
+    extra_p: FloatArray,
+    fill: IntArray,
+    out_slot: IntArray,
+    out_uid: IntArray,
+    out_p: FloatArray,
+) -> None:
+    """`_sort_lane_rows` for each chunk's lanes, split over the threads."""
+    for c in prange(CHUNKS):
+        _sort_lane_rows(placed, extra_slot, extra_lane, extra_p, fill, out_slot, out_uid, out_p, c)
+
+
+@njit_loop
+def _sort_lane_rows(
+    placed: Placed,
+    extra_slot: IntArray,
+    extra_lane: IntArray,
+    extra_p: FloatArray,
+    fill: IntArray,
+    out_slot: IntArray,
+    out_uid: IntArray,
+    out_p: FloatArray,
+    c: int,
+) -> None:
+    """`sort_entries` of the entries in chunk c's lanes (see `Placed`): those of `_place`
+    in slot order, each slot's own lane before its neighbours, then the extra ones.
+    Writes the lanes' run starts into ``placed.ptr`` (their counts until then) and
+    their entries into ``out_*``, where the entries of the chunks' lanes before follow
+    each other."""
+    n = placed.lane.shape[0]
+    lo_lane, hi_lane = placed.edge[c], placed.edge[c + 1]
+    # The entries of the lanes before this chunk's, and this chunk's counts.
+    start = 0
+    for r in range(c):
+        start += placed.own_count[r]
+    for r in range(CHUNKS):
+        at = 3 * (r * n // CHUNKS)
+        for e in range(at, at + placed.stray_count[r]):
+            lane = placed.stray_lane[e]
+            if lane < lo_lane:
+                start += 1
+            elif lane < hi_lane:
+                placed.ptr[lane] += 1
+    for e in range(extra_lane.shape[0]):
+        lane = extra_lane[e]
+        if 0 <= lane < lo_lane:
+            start += 1
+        elif lo_lane <= lane < hi_lane:
+            placed.ptr[lane] += 1
+    for u in range(lo_lane, hi_lane):
+        count = placed.ptr[u]
+        placed.ptr[u] = fill[u] = start
+        start += count
+    ptr = placed.ptr
+    for r in range(CHUNKS):
+        if r != c:
+            at = 3 * (r * n // CHUNKS)
+            for e in range(at, at + placed.stray_count[r]):
+                lane = placed.stray_lane[e]
+                if lo_lane <= lane < hi_lane:
+                    k, q = placed.stray_slot[e], placed.stray_p[e]
+                    _insert(ptr, fill, out_slot, out_uid, out_p, k, lane, q)
+            continue
+        e = 2 * (c * n // CHUNKS)
+        end = e + placed.side_count[c]
+        for k in range(c * n // CHUNKS, (c + 1) * n // CHUNKS):
+            lane = placed.lane[k]
+            if lo_lane <= lane < hi_lane:
+                _insert(ptr, fill, out_slot, out_uid, out_p, k, lane, placed.p[k])
+            while e < end and placed.side_slot[e] == k:
+                lane = placed.side_lane[e]
+                if lo_lane <= lane < hi_lane:
+                    _insert(ptr, fill, out_slot, out_uid, out_p, k, lane, placed.side_p[e])
+                e += 1
+    for e in range(extra_lane.shape[0]):
+        lane = extra_lane[e]
+        if lo_lane <= lane < hi_lane:
+            _insert(ptr, fill, out_slot, out_uid, out_p, extra_slot[e], lane, extra_p[e])
 
 
 @njit
@@ -237,43 +405,6 @@ def _insert(
     out_p[j] = q
     out_slot[j] = k
     out_uid[fill[u] - 1] = u
-
-
-@njit
-def _sort_placed(
-    lanes: int, placed: Placed, extra_slot: IntArray, extra_lane: IntArray, extra_p: FloatArray
-) -> tuple[IntArray, IntArray, FloatArray, IntArray]:
-    """`sort_entries` of `_place`'s entries (slot by slot, each slot's own lane before its
-    neighbours) followed by the extra ones, without gathering them into one list."""
-    n = placed.lane.shape[0]
-    chunks = placed.side_count.shape[0]
-    ptr = np.zeros(lanes + 1, dtype=np.int64)
-    for k in range(n):
-        if placed.lane[k] >= 0:
-            ptr[placed.lane[k] + 1] += 1
-    for c in range(chunks):
-        first = 2 * (c * n // chunks)
-        for e in range(first, first + placed.side_count[c]):
-            ptr[placed.side_lane[e] + 1] += 1
-    for e in range(extra_lane.shape[0]):
-        if extra_lane[e] >= 0:
-            ptr[extra_lane[e] + 1] += 1
-    fill, out_slot, out_uid, out_p = _runs(ptr)
-    for c in range(chunks):
-        e = 2 * (c * n // chunks)
-        end = e + placed.side_count[c]
-        for k in range(c * n // chunks, (c + 1) * n // chunks):
-            if placed.lane[k] >= 0:
-                _insert(ptr, fill, out_slot, out_uid, out_p, k, placed.lane[k], placed.p[k])
-            while e < end and placed.side_slot[e] == k:
-                _insert(
-                    ptr, fill, out_slot, out_uid, out_p, k, placed.side_lane[e], placed.side_p[e]
-                )
-                e += 1
-    for e in range(extra_lane.shape[0]):
-        if extra_lane[e] >= 0:
-            _insert(ptr, fill, out_slot, out_uid, out_p, extra_slot[e], extra_lane[e], extra_p[e])
-    return out_slot, out_uid, out_p, ptr
 
 
 def occupancy(
