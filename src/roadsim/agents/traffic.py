@@ -45,7 +45,6 @@ from roadsim.agents.traffic_kernels import (
     perceive,
     prepare,
     routes,
-    steering,
 )
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT, Out
@@ -283,18 +282,17 @@ class TrafficModel:
         )  # fmt: skip
 
         # -- longitudinal, lateral, steering -------------------------------------------------------
-        a, best = np.empty(n), np.empty(n, dtype=np.int64)
+        a, best, d = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n)
         decide(
             la, seen_by, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
             seen.lead_v, seen.obstacle, waits, envelope_sq, may_change,
             self.through_lane, float(params.politeness), bool(params.keep_right),
-            float(params.idm.delta), a, best, order,
+            float(params.idm.delta), a, best, self.straight_heading, planned, curvature, d, order,
         )  # fmt: skip
-        commit_changes(me, p, actors.half_length, target, best, self.change_timer, self.target_uid)
-        d = np.empty(n)
-        steering(
-            la, self.straight_heading, actors, drivers, me, p, target, planned, curvature, d, order
-        )
+        commit_changes(
+            la, self.straight_heading, actors, drivers, me, p, target, best, planned, curvature,
+            d, self.change_timer, self.target_uid,
+        )  # fmt: skip
         if at is None:
             return a, d
         accel[at] = a

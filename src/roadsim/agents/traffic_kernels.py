@@ -4,8 +4,9 @@ A tick of the autopilot is `prepare` (lane-change targets, and what each vehicle
 see), the driver sensor (`roadsim.sensors.driver_kernels.observe`: leaders, neighbours,
 lights and the end of the lane), `perceive` (the route ahead and the standing obstacles,
 from the sensor's results), the junction gate (`roadsim.agents.junctions`, the only pass
-where vehicles wait on each other), `decide` (IDM and MOBIL) and `steering`. Each loops
-over the vehicles once; the constants and the reasons for them are in
+where vehicles wait on each other) and `decide` (IDM, MOBIL and the wheel angle), then
+`commit_changes`, which lets the lane changes chosen start. Each loops over the vehicles
+once; the constants and the reasons for them are in
 `roadsim.agents.traffic`.
 """
 
@@ -240,8 +241,8 @@ def _prepare_rows(
 
     While each vehicle's lane samples are at hand, it also reads the squared speed
     envelope of its lane at p (``envelope_sq``, for `decide`) and the lane-keeping
-    curvature toward ``target`` (``curvature``, for `steering`, which recomputes it only
-    for vehicles whose target changes later in the tick).
+    curvature toward ``target`` (``curvature``, for `decide`'s wheel angle, `_steer`, which
+    recomputes it only for vehicles whose target changes later in the tick).
     """
     n = order.shape[0]
     for j in range(n):
@@ -558,10 +559,16 @@ def _decide_rows(
     delta: float,
     accel: FloatArray,
     best: IntArray,
+    heading: FloatArray,
+    planned: IntArray,
+    curvature: FloatArray,
+    steer: FloatArray,
     order: IntArray,
 ) -> None:
     """IDM and MOBIL for each vehicle: writes the acceleration and the lane chosen
-    (``best``, its ``target`` where it stays) by row.
+    (``best``, its ``target`` where it stays) by row, and the wheel angle that keeps
+    it on its ``target`` (`_steer`; `commit_changes` steers anew the vehicles whose
+    change it lets start).
 
     IDM drives toward the nearest of the leader, the standing ``obstacle`` and the
     junction gate's stop (``waits``) at the desired speed: the limit times the driver's
@@ -599,6 +606,9 @@ def _decide_rows(
                 la, seen, actors, drivers, i, k, u, p[i], v0, accel[i], target[i],
                 through_lane, politeness, keep_right, delta,
             )  # fmt: skip
+        steer[i] = _steer(
+            la, heading, actors, drivers, k, p[i], target[i], planned[i], curvature[i]
+        )
 
 
 @njit_rows
@@ -624,83 +634,42 @@ def decide(
     delta: float,
     accel: FloatArray,
     best: IntArray,
+    heading: FloatArray,
+    planned: IntArray,
+    curvature: FloatArray,
+    steer: FloatArray,
     order: IntArray,
 ) -> None:
     """`_decide_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
     for c in prange(CHUNKS):
         _decide_rows(
-            la,
-            seen,
-            actors,
-            drivers,
-            me,
-            p,
-            target,
-            lanes,
-            start,
-            gap,
-            lead_v,
-            obstacle,
-            waits,
-            envelope_sq,
-            may_change,
-            through_lane,
-            politeness,
-            keep_right,
-            delta,
-            accel,
-            best,
-            chunk(order, c, CHUNKS),
-        )
-
-
-@njit_loop
-def _steering_rows(
-    la: LaneArrays,
-    heading: FloatArray,
-    actors: Actors,
-    drivers: Drivers,
-    me: IntArray,
-    p: FloatArray,
-    target: IntArray,
-    planned: IntArray,
-    curvature: FloatArray,
-    steer: FloatArray,
-    order: IntArray,
-) -> None:
-    """Front-wheel angles (by row) that keep each vehicle on its ``target`` lane, from the
-    ``curvature`` `prepare` found toward the ``planned`` target (recomputed where the
-    target changed since)."""
-    for i in order:
-        k = me[i]
-        if target[i] != planned[i]:
-            curvature[i] = _track(la, heading, target[i], p[i], actors, k)
-        # The wheel angle of the bicycle model that drives this curvature: the slip angle
-        # is beta = asin(curvature * lr), and tan(wheel) = 2 tan(beta).
-        sin_beta = min(max(curvature[i] * 0.5 * drivers.wheelbase[k], -0.99), 0.99)
-        steer[i] = math.atan(2.0 * sin_beta / math.sqrt(1.0 - sin_beta * sin_beta))
-
-
-@njit_rows
-def steering(
-    la: LaneArrays,
-    heading: FloatArray,
-    actors: Actors,
-    drivers: Drivers,
-    me: IntArray,
-    p: FloatArray,
-    target: IntArray,
-    planned: IntArray,
-    curvature: FloatArray,
-    steer: FloatArray,
-    order: IntArray,
-) -> None:
-    """`_steering_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
-    for c in prange(CHUNKS):
-        _steering_rows(
-            la, heading, actors, drivers, me, p, target, planned, curvature, steer,
-            chunk(order, c, CHUNKS),
+            la, seen, actors, drivers, me, p, target, lanes, start, gap, lead_v, obstacle,
+            waits, envelope_sq, may_change, through_lane, politeness, keep_right, delta,
+            accel, best, heading, planned, curvature, steer, chunk(order, c, CHUNKS),
         )  # fmt: skip
+
+
+@njit_leaf
+def _steer(
+    la: LaneArrays,
+    heading: FloatArray,
+    actors: Actors,
+    drivers: Drivers,
+    k: int,
+    p: float,
+    target: int,
+    planned: int,
+    curvature: float,
+) -> float:
+    """The front-wheel angle that keeps the vehicle in slot k (at progress p) on its
+    ``target`` lane, from the ``curvature`` `prepare` found toward the ``planned``
+    target (found anew where the target changed since)."""
+    if target != planned:
+        curvature = _track(la, heading, target, p, actors, k)
+    # The wheel angle of the bicycle model that drives this curvature: the slip angle is
+    # beta = asin(curvature * lr), and tan(wheel) = 2 tan(beta).
+    sin_beta = min(max(curvature * 0.5 * drivers.wheelbase[k], -0.99), 0.99)
+    return math.atan(2.0 * sin_beta / math.sqrt(1.0 - sin_beta * sin_beta))
 
 
 @njit_leaf
@@ -800,22 +769,30 @@ def _mobil(
 
 @njit
 def commit_changes(
+    la: LaneArrays,
+    heading: FloatArray,
+    actors: Actors,
+    drivers: Drivers,
     me: IntArray,
     p: FloatArray,
-    half_length: FloatArray,
     target: IntArray,
     best: IntArray,
+    planned: IntArray,
+    curvature: FloatArray,
+    steer: FloatArray,
     change_timer: FloatArray,
     target_uid: IntArray,
 ) -> None:
     """Makes the lane changes `decide` chose (``best`` where it differs from ``target``,
-    by row) the vehicles' targets, in place, and keeps every row's target by slot in
-    ``target_uid``; a vehicle that starts a change waits `CHANGE_COOLDOWN` seconds
-    before the next (``change_timer``, by slot).
+    by row) the vehicles' targets, in place, steers those vehicles toward them
+    (``steer``, see `_steer`), and keeps every row's target by slot in ``target_uid``;
+    a vehicle that starts a change waits `CHANGE_COOLDOWN` seconds before the next
+    (``change_timer``, by slot).
 
     Of two vehicles that would end up too close in the same lane, the rear one waits: the
     changes sorted by lane, front first (stably, as ``numpy.lexsort((-p, lane))``), each
     against the one before it."""
+    half_length = actors.half_length
     rows = np.flatnonzero(best != target)
     front_first = rows[np.argsort(-p[rows], kind="mergesort")]
     rows = front_first[np.argsort(best[front_first], kind="mergesort")]
@@ -831,6 +808,9 @@ def commit_changes(
             i = rows[a]
             target[i] = best[i]
             change_timer[me[i]] = CHANGE_COOLDOWN
+            steer[i] = _steer(
+                la, heading, actors, drivers, me[i], p[i], target[i], planned[i], curvature[i]
+            )
     for i in range(me.shape[0]):
         target_uid[me[i]] = target[i]
 
