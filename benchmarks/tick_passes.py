@@ -4,8 +4,8 @@ Run as ``.venv/bin/python benchmarks/tick_passes.py [--count N] [--ticks T] [--w
 It builds the traffic row of ``bench_sim.py`` (cars on the 26 x 26 grid of
 ``grid_map.py``, the same seed), runs 40 ticks, then times T more. Each pass the tick
 calls from Python (relocalisation, the bicycle model, collisions, and the traffic model's
-`prepare`, footprint occupancy, driver sensor, `perceive`, junction gate, and `decide`
-with the wheel angles) is wrapped in a timer; it prints the median of each over the timed ticks, and
+`prepare`, footprint occupancy, the driver sensor with `perceive` in its loop, junction
+gate, and `decide` with the wheel angles) is wrapped in a timer; it prints the median of each over the timed ticks, and
 the median tick.
 
 With ``--warm``, every pass except the bicycle model runs a second time at once on the
@@ -94,10 +94,9 @@ def instrument(again: bool) -> None:
         (simulation, "find_overlaps", "collisions", again),
         (simulation, "step_bicycle_slots", "bicycle model", False),  # it moves the cars
         (traffic, "prepare", "prepare", again),
-        (traffic, "perceive", "perceive", again),
+        (traffic, "observe_perceive", "driver sensor, perceive", again),
         (traffic, "decide", "decide", again),
         (driver, "footprints", "footprint occupancy", again),
-        (driver.DriverSensor, "observe", "driver sensor", again),
     )
     for owner, name, label, twice in passes:
         setattr(owner, name, timed(label, getattr(owner, name), twice))

@@ -35,14 +35,14 @@ from roadsim.agents.idm import IdmParams
 from roadsim.agents.junctions import JunctionGate
 from roadsim.agents.traffic_kernels import (
     HOPS,
-    Actors,
     Drivers,
     Perceived,
     Routes,
     Seen,
+    TrafficActors,
     commit_changes,
     decide,
-    perceive,
+    observe_perceive,
     prepare,
     routes,
 )
@@ -228,7 +228,7 @@ class TrafficModel:
                 return accel, steer
             at = np.flatnonzero(on_lane)
             me = idx[at]
-        actors = Actors(
+        actors = TrafficActors(
             id=state.id,
             active=state.active,
             uid=state.uid,
@@ -261,21 +261,24 @@ class TrafficModel:
         sensor = self.sensor
         moving = np.flatnonzero(extra >= 0)
         occ = sensor.occupancy(state, (me[moving], extra[moving], p[moving]))
-        view = self._seen = sensor.observe(
-            sensor.actors(state, salt), occ, me, time, want=want, visibility=self._visibility,
-            out=self._seen, order=order,
-        )  # fmt: skip
-        if self._seen_by is None or self._seen_by.main_side is not view.main_side:
-            self._seen_by = Seen.of(view)
-        seen_by = self._seen_by
         if self._perceived is None or self._perceived.gap.size != n:
             self._perceived = Perceived.empty(n)
         seen = self._perceived  # every field of every row is written
         gate = self.gate
-        perceive(
-            la, seen_by, actors, drivers, me, p, target, gate.granted, gate.boxed, self.stops,
-            self.routes, seen, order,
-        )  # fmt: skip
+        sensed, shown = sensor.actors(state, salt), sensor.shown(time)
+        view = sensor.out_for(n, self._seen)
+        while True:
+            if self._seen_by is None or self._seen_by.main_side is not view.main_side:
+                self._seen_by = Seen.of(view)
+            if observe_perceive(
+                la, sensor.tables, occ, sensed, want, self._visibility, shown, view,
+                self._seen_by, actors, drivers, me, p, target, gate.granted, gate.boxed,
+                self.stops, self.routes, seen, order,
+            ):  # fmt: skip
+                break
+            target[:] = planned  # as before the pass, which runs again with more room
+            view = sensor.grown(view)
+        self._seen, seen_by = view, self._seen_by
         waits = gate.gaps(
             me, seen.lanes, seen.start, seen.entry_hop, seen.wants_in, occ, actors.half_length,
             salt, state.speed, dt,

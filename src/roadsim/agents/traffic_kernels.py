@@ -33,10 +33,12 @@ from roadsim.agents.idm import idm_accel_one
 from roadsim.agents.junctions import next_entry
 from roadsim.sensors.driver_kernels import (
     EGO,
+    END,
     FRONT,
     FRONT_LEFT,
     FRONT_RIGHT,
     LEFT,
+    LIGHTS,
     REAR,
     REAR_LEFT,
     REAR_RIGHT,
@@ -45,8 +47,15 @@ from roadsim.sensors.driver_kernels import (
     WANT_FRONT,
     WANT_LIGHTS,
     WANT_SIDES,
+    Actors,
     Out,
+    Tables,
+    lists_fit,
+    partial_row,
+    prefetch_row,
+    start_chunk,
 )
+from roadsim.sensors.occupancy import LaneOccupancy
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -88,7 +97,7 @@ ABORT_GAP = 1.0  # m: a change is given up when the gap ahead in the target lane
 _INF = np.inf
 
 
-class Actors(NamedTuple):
+class TrafficActors(NamedTuple):
     """What the traffic model reads of every actor, by slot (`roadsim.world.state`)."""
 
     id: IntArray
@@ -208,7 +217,7 @@ def carry_target(la: LaneArrays, target: int, uid: int, salt: np.uint64) -> int:
 def _prepare_rows(
     la: LaneArrays,
     heading: FloatArray,
-    actors: Actors,
+    actors: TrafficActors,
     salt: UIntArray,
     me: IntArray,
     target_uid: IntArray,
@@ -289,7 +298,7 @@ def _prepare_rows(
 def prepare(
     la: LaneArrays,
     heading: FloatArray,
-    actors: Actors,
+    actors: TrafficActors,
     salt: UIntArray,
     me: IntArray,
     target_uid: IntArray,
@@ -425,11 +434,18 @@ def rear_in(seen: Seen, i: int, j: int) -> tuple[float, int]:
 # -- perceive ---------------------------------------------------------------------------------------
 
 
-@njit_loop
-def _perceive_rows(
+@njit_rows
+def observe_perceive(
     la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    sensed: Actors,
+    want: IntArray,
+    visibility: FloatArray,
+    shown: IntArray,
+    view: Out,
     seen: Seen,
-    actors: Actors,
+    actors: TrafficActors,
     drivers: Drivers,
     me: IntArray,
     p: FloatArray,
@@ -440,10 +456,79 @@ def _perceive_rows(
     routes: Routes,
     out: Perceived,
     order: IntArray,
+) -> bool:
+    """The driver sensor's pass over the vehicles ``me`` (`roadsim.sensors.driver_kernels`,
+    rows that ask for less than everything: ``want`` below ``WANT_ALL``) with `perceive`
+    in the same loop, each row perceived while what its sensor saw is at hand (``seen``:
+    the arrays of ``view``). Returns whether the sensor's lists fitted (see `Out`); if
+    not, the caller enlarges them and runs the pass again, from ``target`` as it was
+    before (a row may have given up its change in it)."""
+    chunks = view.cursor.shape[0]
+    for c in prange(chunks):
+        _observe_perceive_rows(
+            la, tab, occ, sensed, want, visibility, shown, view, seen, actors, drivers, me, p,
+            target, granted, boxed, stops, routes, out, chunk(order, c, chunks), c,
+        )  # fmt: skip
+    return lists_fit(view)
+
+
+@njit_loop
+def _observe_perceive_rows(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    sensed: Actors,
+    want: IntArray,
+    visibility: FloatArray,
+    shown: IntArray,
+    view: Out,
+    seen: Seen,
+    actors: TrafficActors,
+    drivers: Drivers,
+    me: IntArray,
+    p: FloatArray,
+    target: IntArray,
+    granted: BoolArray,
+    boxed: BoolArray,
+    stops: IntArray,
+    routes: Routes,
+    out: Perceived,
+    order: IntArray,
+    c: int,
 ) -> None:
-    """The leader, the route ahead and the standing obstacles of the vehicles ``me``,
-    from what their driver sensor saw (``seen``, by row; ``stops``: 1 for each signal of
-    the sensor's table that is a light traffic stops at), and the junction entry each
+    """The rows ``order`` of `observe_perceive`, as the sensor's chunk c. Once the
+    chunk's light lists have run out of room, its rows are only seen (the pass runs
+    again)."""
+    start_chunk(view, c)
+    for j in range(order.shape[0]):
+        prefetch_row(la, occ, sensed, me, want, order, j)
+        i = order[j]
+        partial_row(la, tab, occ, sensed, me, want, visibility, shown, view, i, c)
+        if view.cursor[c, LIGHTS] <= view.cursor[c, END + LIGHTS]:
+            perceive(
+                la, seen, actors, drivers, me, p, target, granted, boxed, stops, routes, out, i
+            )
+
+
+@njit_leaf
+def perceive(
+    la: LaneArrays,
+    seen: Seen,
+    actors: TrafficActors,
+    drivers: Drivers,
+    me: IntArray,
+    p: FloatArray,
+    target: IntArray,
+    granted: BoolArray,
+    boxed: BoolArray,
+    stops: IntArray,
+    routes: Routes,
+    out: Perceived,
+    i: int,
+) -> None:
+    """The leader, the route ahead and the standing obstacles of the vehicle of row i,
+    from what its driver sensor saw (``seen``, by row; ``stops``: 1 for each signal of
+    the sensor's table that is a light traffic stops at), and the junction entry it
     asks for (``boxed``: the junction gate's lanes, `roadsim.agents.junctions`). The
     routes come from ``routes``, which keeps them (`route_of`).
 
@@ -454,83 +539,53 @@ def _perceive_rows(
     """
     gap, lead_v, lanes, start = out.gap, out.lead_v, out.lanes, out.start
     half_all, speed = actors.half_length, actors.speed
-    n = order.shape[0]
-    for j in range(n):
-        # The lane rows of a vehicle some rows on.
-        if j + PREFETCH_AHEAD < n:
-            prefetch_lane(la, actors.uid[me[order[j + PREFETCH_AHEAD]]])
-        i = order[j]
-        k = me[i]
-        u = actors.uid[k]
-        route_of(la, routes, k, u, drivers.salt[k])
-        lanes[i, 0] = u
-        for h in range(HOPS):
-            lanes[i, 1 + h] = routes.hop[k, h]
-        own = own_lane(seen, i)
-        g, lv, ahead = front_in(seen, speed, i, own)
-        changing = target[i] != u
-        if changing:
-            toward = own - 1 if target[i] == la.left_uid[u] else own + 1
-            g2, v2, _ = front_in(seen, speed, i, toward)
-            if g2 < ABORT_GAP:  # no room left in the target lane: stay in the lane
-                target[i] = u
-                changing = False
-            elif g2 < g:
-                g, lv = g2, v2
-        gap[i], lead_v[i] = g, lv
-        ahead_goes = ahead >= 0 and (granted[ahead] or la.junction[max(actors.uid[ahead], 0)] >= 0)
+    k = me[i]
+    u = actors.uid[k]
+    route_of(la, routes, k, u, drivers.salt[k])
+    lanes[i, 0] = u
+    for h in range(HOPS):
+        lanes[i, 1 + h] = routes.hop[k, h]
+    own = own_lane(seen, i)
+    g, lv, ahead = front_in(seen, speed, i, own)
+    changing = target[i] != u
+    if changing:
+        toward = own - 1 if target[i] == la.left_uid[u] else own + 1
+        g2, v2, _ = front_in(seen, speed, i, toward)
+        if g2 < ABORT_GAP:  # no room left in the target lane: stay in the lane
+            target[i] = u
+            changing = False
+        elif g2 < g:
+            g, lv = g2, v2
+    gap[i], lead_v[i] = g, lv
+    ahead_goes = ahead >= 0 and (granted[ahead] or la.junction[max(actors.uid[ahead], 0)] >= 0)
 
-        start[i, 0] = -p[i] - half_all[k]
-        start[i, 1] = start[i, 0] + la.length[u]
-        for h in range(2, 1 + HOPS):
-            start[i, h] = start[i, h - 1] + routes.length[k, h - 2]
-        v = speed[k]
-        stop = v * v / (2.0 * drivers.comfort_decel[k])
-        nearest = _INF
-        # Red lights of the main lane, and yellow ones where there is room to stop.
-        first = seen.light_start[i, EGO]
-        for e in range(first, first + seen.light_count[i, EGO]):
-            if stops[seen.light_signal[e]] == 0:
-                continue
-            d, colour = seen.light_distance[e], seen.light_state[e]
-            if colour == RED or (colour == YELLOW and d > stop):
-                nearest = min(nearest, d)
-        # The end of a lane that drops (a vehicle already moving over into the next lane
-        # may use the whole of its own).
-        last = seen.lane_end_uid[i, EGO]
-        if last >= 0 and la.end_kind[last] == LANE_DROP:
-            end = seen.lane_end[i, EGO]
-            if not (changing and last == u):
-                end -= la.length[last] - la.usable[last]
-            nearest = min(nearest, end)
-        out.obstacle[i] = nearest
-        out.entry_hop[i], out.wants_in[i] = next_entry(
-            boxed, lanes, start, i, stop, g, ahead_goes, nearest
-        )
-
-
-@njit_rows
-def perceive(
-    la: LaneArrays,
-    seen: Seen,
-    actors: Actors,
-    drivers: Drivers,
-    me: IntArray,
-    p: FloatArray,
-    target: IntArray,
-    granted: BoolArray,
-    boxed: BoolArray,
-    stops: IntArray,
-    routes: Routes,
-    out: Perceived,
-    order: IntArray,
-) -> None:
-    """`_perceive_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
-    for c in prange(CHUNKS):
-        _perceive_rows(
-            la, seen, actors, drivers, me, p, target, granted, boxed, stops, routes, out,
-            chunk(order, c, CHUNKS),
-        )  # fmt: skip
+    start[i, 0] = -p[i] - half_all[k]
+    start[i, 1] = start[i, 0] + la.length[u]
+    for h in range(2, 1 + HOPS):
+        start[i, h] = start[i, h - 1] + routes.length[k, h - 2]
+    v = speed[k]
+    stop = v * v / (2.0 * drivers.comfort_decel[k])
+    nearest = _INF
+    # Red lights of the main lane, and yellow ones where there is room to stop.
+    first = seen.light_start[i, EGO]
+    for e in range(first, first + seen.light_count[i, EGO]):
+        if stops[seen.light_signal[e]] == 0:
+            continue
+        d, colour = seen.light_distance[e], seen.light_state[e]
+        if colour == RED or (colour == YELLOW and d > stop):
+            nearest = min(nearest, d)
+    # The end of a lane that drops (a vehicle already moving over into the next lane
+    # may use the whole of its own).
+    last = seen.lane_end_uid[i, EGO]
+    if last >= 0 and la.end_kind[last] == LANE_DROP:
+        end = seen.lane_end[i, EGO]
+        if not (changing and last == u):
+            end -= la.length[last] - la.usable[last]
+        nearest = min(nearest, end)
+    out.obstacle[i] = nearest
+    out.entry_hop[i], out.wants_in[i] = next_entry(
+        boxed, lanes, start, i, stop, g, ahead_goes, nearest
+    )
 
 
 # -- decide -----------------------------------------------------------------------------------------
@@ -540,7 +595,7 @@ def perceive(
 def _decide_rows(
     la: LaneArrays,
     seen: Seen,
-    actors: Actors,
+    actors: TrafficActors,
     drivers: Drivers,
     me: IntArray,
     p: FloatArray,
@@ -615,7 +670,7 @@ def _decide_rows(
 def decide(
     la: LaneArrays,
     seen: Seen,
-    actors: Actors,
+    actors: TrafficActors,
     drivers: Drivers,
     me: IntArray,
     p: FloatArray,
@@ -653,7 +708,7 @@ def decide(
 def _steer(
     la: LaneArrays,
     heading: FloatArray,
-    actors: Actors,
+    actors: TrafficActors,
     drivers: Drivers,
     k: int,
     p: float,
@@ -709,7 +764,7 @@ def _may_change(
 def _mobil(
     la: LaneArrays,
     seen: Seen,
-    actors: Actors,
+    actors: TrafficActors,
     drivers: Drivers,
     i: int,
     k: int,
@@ -771,7 +826,7 @@ def _mobil(
 def commit_changes(
     la: LaneArrays,
     heading: FloatArray,
-    actors: Actors,
+    actors: TrafficActors,
     drivers: Drivers,
     me: IntArray,
     p: FloatArray,
@@ -817,7 +872,7 @@ def commit_changes(
 
 @njit_leaf
 def _track(
-    la: LaneArrays, heading: FloatArray, lane: int, p: float, actors: Actors, k: int
+    la: LaneArrays, heading: FloatArray, lane: int, p: float, actors: TrafficActors, k: int
 ) -> float:
     """Path curvature that brings the vehicle in slot k (at progress p) onto the centre
     line of ``lane``: the lane's own curvature (read a little ahead, for the steering lag)

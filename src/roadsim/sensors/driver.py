@@ -176,28 +176,41 @@ class DriverSensor:
         rows = np.ascontiguousarray(slots, dtype=np.int64)
         wants = _per_row(want, n, np.int64)
         vis = _per_row(visibility, n, np.float64)
-        shown = self.lights.state(time).astype(np.int64) if self.lights.signals else _NO_LIGHTS
+        shown = self.shown(time)
         if order is None:
             order = by_lane(actors.uid[rows], self.info.n)
         la, tab = self.info.arrays, self.tables
+        out = self.out_for(n, out)
+        while not observe(la, tab, occ, actors, rows, wants, vis, shown, out, order):
+            out = self.grown(out)
+        return out
+
+    def shown(self, time: float) -> IntArray:
+        """What each light of the plan shows at ``time``, as the kernels read it."""
+        return self.lights.state(time).astype(np.int64) if self.lights.signals else _NO_LIGHTS
+
+    def out_for(self, n: int, out: Out | None = None) -> Out:
+        """Results for a pass over ``n`` rows: ``out`` (an earlier pass's) where it fits,
+        else new arrays."""
         chunks = CHUNKS
         if out is not None:
             sizes = (out.sign_signal.size, out.light_signal.size, out.mark_type.size)
             room = tuple(size * chunks for size in self._sizes)
-            if out.speed.shape[0] != n or len(out.cursor) != chunks or sizes != room:
-                out = None
-        while True:
-            if out is None:
-                signs, lights, marks = (size * chunks for size in self._sizes)
-                out = Out.empty(n, signs, lights, marks, chunks)
-            if observe(la, tab, occ, actors, rows, wants, vis, shown, out, order):
+            if out.speed.shape[0] == n and len(out.cursor) == chunks and sizes == room:
                 return out
-            used = out.cursor[:, :END] - np.arange(chunks)[:, None] * self._sizes
-            self._sizes = tuple(  # type: ignore[assignment]
-                max(size, 2 * int(need))
-                for need, size in zip(used.max(axis=0), self._sizes, strict=True)
-            )
-            out = None
+        signs, lights, marks = (size * chunks for size in self._sizes)
+        return Out.empty(n, signs, lights, marks, chunks)
+
+    def grown(self, out: Out) -> Out:
+        """New results with room for at least twice the lists of the pass that did not
+        fit in ``out``, and that much more from now on."""
+        chunks = len(out.cursor)
+        used = out.cursor[:, :END] - np.arange(chunks)[:, None] * self._sizes
+        self._sizes = tuple(  # type: ignore[assignment]
+            max(size, 2 * int(need))
+            for need, size in zip(used.max(axis=0), self._sizes, strict=True)
+        )
+        return self.out_for(out.speed.shape[0])
 
     def views(self, out: Out, ids: IntArray, frame: int, time: float) -> DriverViews:
         """The `DriverViews` of a full pass (``want`` everything) over vehicles ``ids``."""

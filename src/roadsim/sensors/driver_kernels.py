@@ -671,11 +671,26 @@ def observe(
         _observe_chunk(
             la, tab, occ, actors, rows, want, visibility, shown, out, chunk(order, c, chunks), c
         )
-    for c in range(chunks):
+    return lists_fit(out)
+
+
+@njit_leaf
+def lists_fit(out: Out) -> bool:
+    """Whether every chunk's lists fitted in its part of the flat arrays."""
+    for c in range(out.cursor.shape[0]):
         for kind in range(END):
             if out.cursor[c, kind] > out.cursor[c, END + kind]:
                 return False
     return True
+
+
+@njit_leaf
+def start_chunk(out: Out, c: int) -> None:
+    """Points chunk c's cursors at the start of its part of each flat array."""
+    chunks = out.cursor.shape[0]
+    for kind, size in enumerate((out.sign_signal.size, out.light_signal.size, out.mark_type.size)):
+        out.cursor[c, kind] = c * (size // chunks)
+        out.cursor[c, END + kind] = (c + 1) * (size // chunks)
 
 
 @njit_loop
@@ -695,10 +710,7 @@ def _observe_chunk(
     """The rows ``order`` of `observe`, as chunk c: its lists go to its part of the flat
     arrays. Rows that ask for less than everything (traffic's) and whole views are two
     loops: the lean one is most of a tick's work, and compiles to much less code."""
-    chunks = out.cursor.shape[0]
-    for kind, size in enumerate((out.sign_signal.size, out.light_signal.size, out.mark_type.size)):
-        out.cursor[c, kind] = c * (size // chunks)
-        out.cursor[c, END + kind] = (c + 1) * (size // chunks)
+    start_chunk(out, c)
     _partial_rows(la, tab, occ, actors, rows, want, visibility, shown, out, order, c)
     _full_rows(la, tab, occ, actors, rows, want, visibility, shown, out, order, c)
 
@@ -719,29 +731,49 @@ def _partial_rows(
 ) -> None:
     """The rows of chunk c that ask for less than everything (see `Out`)."""
     for j in range(order.shape[0]):
-        _prefetch_row(la, occ, actors, rows, want, order, j)
+        prefetch_row(la, occ, actors, rows, want, order, j)
         i = order[j]
-        w = want[i]
-        if w == WANT_ALL:
-            continue
-        k = rows[i]
-        _reset(out, i, w, c)
-        u = actors.uid[k]
-        if u < 0 or u >= la.length.shape[0]:
-            continue
-        vis = visibility[i]
-        salt = actors.salt[k]
-        half, pc, m, pf, _, side = _own_lane(la, tab, actors, out, i, k, u)
-        if side != 0 and w & WANT_FRONT and not w & WANT_SIDES:
-            w = _sides_too(out, i, w)
-        if w & (WANT_LIGHTS | WANT_END) and la.sign[m] != 0.0:
-            signals = 1 if w & WANT_LIGHTS else 0
-            walk_stream(la, tab, salt, m, True, pf, vis, shown, out, i, EGO, signals, -1, True, c)
-        _objects(la, tab, occ, actors, out, i, k, w, u, side, pc, half, vis, la.sign[m], c)
+        if want[i] != WANT_ALL:
+            partial_row(la, tab, occ, actors, rows, want, visibility, shown, out, i, c)
 
 
 @njit_leaf
-def _prefetch_row(
+def partial_row(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    actors: Actors,
+    rows: IntArray,
+    want: IntArray,
+    visibility: FloatArray,
+    shown: IntArray,
+    out: Out,
+    i: int,
+    c: int,
+) -> None:
+    """Row i, in chunk c, of a row that asks for less than everything (see `Out`). A
+    pass that visits its rows itself (the traffic model's, which reads each row's
+    results while they are at hand) calls `start_chunk` first, `prefetch_row` before
+    each row, and `lists_fit` after."""
+    w = want[i]
+    k = rows[i]
+    _reset(out, i, w, c)
+    u = actors.uid[k]
+    if u < 0 or u >= la.length.shape[0]:
+        return
+    vis = visibility[i]
+    salt = actors.salt[k]
+    half, pc, m, pf, _, side = _own_lane(la, tab, actors, out, i, k, u)
+    if side != 0 and w & WANT_FRONT and not w & WANT_SIDES:
+        w = _sides_too(out, i, w)
+    if w & (WANT_LIGHTS | WANT_END) and la.sign[m] != 0.0:
+        signals = 1 if w & WANT_LIGHTS else 0
+        walk_stream(la, tab, salt, m, True, pf, vis, shown, out, i, EGO, signals, -1, True, c)
+    _objects(la, tab, occ, actors, out, i, k, w, u, side, pc, half, vis, la.sign[m], c)
+
+
+@njit_leaf
+def prefetch_row(
     la: LaneArrays,
     occ: LaneOccupancy,
     actors: Actors,
