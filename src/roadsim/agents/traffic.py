@@ -48,7 +48,7 @@ from roadsim.agents.traffic_kernels import (
 )
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT, Out
-from roadsim.world.lane_kernels import straight_headings
+from roadsim.world.lane_kernels import by_lane, straight_headings
 from roadsim.world.routing import LANE_DROP, LaneInfo
 from roadsim.world.state import WorldState
 from roadsim.world.traffic_lights import NON_VEHICLE_LIGHT_TYPES, TrafficLightPlan
@@ -165,14 +165,10 @@ class TrafficModel:
         uid = state.uid[me]
         p = info.progress(uid, state.s[me])
         half_all = 0.5 * state.length
-        sensor = self.sensor
-        seen = sensor.observe(
-            sensor.actors(state, salt), sensor.occupancy(state), me, 0.0, want=WANT_FRONT,
-            visibility=VISIBILITY,
-        )  # fmt: skip
+        drivers = _drivers(params, salt, np.zeros(state.capacity))
+        seen = self._sensor_only(state, salt, drivers, me)
         gap = np.where(seen.object_slot[:, FRONT] >= 0, seen.object_lon[:, FRONT], np.inf)
         route = routes(info.arrays, uid, salt[me], HOPS)
-        drivers = _drivers(params, salt, np.zeros(state.capacity))
         min_gap, headway = drivers.min_gap[me], drivers.time_headway[me]
         calm = np.maximum(gap - min_gap, 0.0) / headway
         # Before the first junction lane or stop line ahead (not the lane it is on).
@@ -188,6 +184,33 @@ class TrafficModel:
         room = np.minimum(entry.min(axis=1), line.min(axis=1)) - min_gap
         stoppable = np.sqrt(2.0 * drivers.comfort_decel[me] * np.maximum(room, 0.0))
         state.speed[me] = np.minimum(state.speed[me], np.minimum(calm, stoppable))
+
+    def _sensor_only(
+        self, state: WorldState, salt: UIntArray, drivers: Drivers, me: IntArray
+    ) -> Out:
+        """The driver sensor's view ahead (`WANT_FRONT`) of the vehicles in slots ``me``
+        (on lanes), through traffic's own loop over the sensor's lean rows, without
+        `perceive`: the sensor's pass for such rows then compiles only once."""
+        n = me.size
+        sensor = self.sensor
+        occ = sensor.occupancy(state)
+        order = by_lane(state.uid[me], self.info.n)
+        want, visibility = np.full(n, WANT_FRONT), np.full(n, VISIBILITY)
+        sensed, actors, shown = (
+            sensor.actors(state, salt),
+            _traffic_actors(state),
+            sensor.shown(0.0),
+        )
+        target, p = np.empty(n, dtype=np.int64), np.zeros(n)
+        view = sensor.out_for(n)
+        gate = self.gate
+        while not observe_perceive(
+            self.info.arrays, sensor.tables, occ, sensed, want, visibility, shown, view,
+            Seen.of(view), actors, drivers, me, p, target, gate.granted, gate.boxed, self.stops,
+            self.routes, Perceived.empty(n), order, False,
+        ):  # fmt: skip
+            view = sensor.grown(view)
+        return view
 
     # ---------------------------------------------------------------------------------------------
 
@@ -228,20 +251,7 @@ class TrafficModel:
                 return accel, steer
             at = np.flatnonzero(on_lane)
             me = idx[at]
-        actors = TrafficActors(
-            id=state.id,
-            active=state.active,
-            uid=state.uid,
-            s=state.s,
-            t=state.t,
-            x=state.x,
-            y=state.y,
-            heading=state.heading,
-            speed=state.speed,
-            slip=state.slip,
-            half_length=0.5 * state.length,
-            width=state.width,
-        )
+        actors = _traffic_actors(state)
         # -- what each vehicle is about to do, and what it sees ----------------------------------
         n = me.size
         p, target, extra = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -273,7 +283,7 @@ class TrafficModel:
             if observe_perceive(
                 la, sensor.tables, occ, sensed, want, self._visibility, shown, view,
                 self._seen_by, actors, drivers, me, p, target, gate.granted, gate.boxed,
-                self.stops, self.routes, seen, order,
+                self.stops, self.routes, seen, order, True,
             ):  # fmt: skip
                 break
             target[:] = planned  # as before the pass, which runs again with more room
@@ -301,6 +311,24 @@ class TrafficModel:
         accel[at] = a
         steer[at] = d
         return accel, steer
+
+
+def _traffic_actors(state: WorldState) -> TrafficActors:
+    """What the traffic kernels read of every actor, by slot."""
+    return TrafficActors(
+        id=state.id,
+        active=state.active,
+        uid=state.uid,
+        s=state.s,
+        t=state.t,
+        x=state.x,
+        y=state.y,
+        heading=state.heading,
+        speed=state.speed,
+        slip=state.slip,
+        half_length=0.5 * state.length,
+        width=state.width,
+    )
 
 
 def _drivers(params: TrafficParams, salt: UIntArray, wheelbase: FloatArray) -> Drivers:

@@ -456,18 +456,20 @@ def observe_perceive(
     routes: Routes,
     out: Perceived,
     order: IntArray,
+    perceive_too: bool,
 ) -> bool:
     """The driver sensor's pass over the vehicles ``me`` (`roadsim.sensors.driver_kernels`,
     rows that ask for less than everything: ``want`` below ``WANT_ALL``) with `perceive`
     in the same loop, each row perceived while what its sensor saw is at hand (``seen``:
     the arrays of ``view``). Returns whether the sensor's lists fitted (see `Out`); if
     not, the caller enlarges them and runs the pass again, from ``target`` as it was
-    before (a row may have given up its change in it)."""
+    before (a row may have given up its change in it). Without ``perceive_too``, the
+    sensor's pass alone (which then compiles no second time for traffic's other use)."""
     chunks = view.cursor.shape[0]
     for c in prange(chunks):
         _observe_perceive_rows(
             la, tab, occ, sensed, want, visibility, shown, view, seen, actors, drivers, me, p,
-            target, granted, boxed, stops, routes, out, chunk(order, c, chunks), c,
+            target, granted, boxed, stops, routes, out, chunk(order, c, chunks), c, perceive_too,
         )  # fmt: skip
     return lists_fit(view)
 
@@ -495,6 +497,7 @@ def _observe_perceive_rows(
     out: Perceived,
     order: IntArray,
     c: int,
+    perceive_too: bool,
 ) -> None:
     """The rows ``order`` of `observe_perceive`, as the sensor's chunk c. Once the
     chunk's light lists have run out of room, its rows are only seen (the pass runs
@@ -504,7 +507,7 @@ def _observe_perceive_rows(
         prefetch_row(la, occ, sensed, me, want, order, j)
         i = order[j]
         partial_row(la, tab, occ, sensed, me, want, visibility, shown, view, i, c)
-        if view.cursor[c, LIGHTS] <= view.cursor[c, END + LIGHTS]:
+        if perceive_too and view.cursor[c, LIGHTS] <= view.cursor[c, END + LIGHTS]:
             perceive(
                 la, seen, actors, drivers, me, p, target, granted, boxed, stops, routes, out, i
             )

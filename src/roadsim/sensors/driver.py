@@ -36,7 +36,15 @@ from roadsim._jit import CHUNKS
 from roadsim.road.graph import END_OF_LANE_TYPES
 from roadsim.road.signals import SignalIndex
 from roadsim.scenario.schema import VEHICLE_MODELS
-from roadsim.sensors.driver_kernels import END, WANT_ALL, Actors, Out, Tables, observe
+from roadsim.sensors.driver_kernels import (
+    END,
+    WANT_ALL,
+    Actors,
+    Out,
+    Tables,
+    observe,
+    observe_lean,
+)
 from roadsim.sensors.occupancy import LaneOccupancy, footprints
 from roadsim.sensors.view import MISSING, DriverViews, MarkingTable, SignalTable
 from roadsim.world.lane_kernels import by_lane
@@ -181,9 +189,16 @@ class DriverSensor:
             order = by_lane(actors.uid[rows], self.info.n)
         la, tab = self.info.arrays, self.tables
         out = self.out_for(n, out)
-        while not observe(la, tab, occ, actors, rows, wants, vis, shown, out, order):
+        full = wants == WANT_ALL
+        # Whole views and lean rows are two kernels (see `observe_lean`), in one pass here.
+        passes = [k for k, used in ((observe, full.any()), (observe_lean, not full.all())) if used]
+        while True:
+            fits = True
+            for at, kernel in enumerate(passes):
+                fits = kernel(la, tab, occ, actors, rows, wants, vis, shown, out, order, at == 0)
+            if fits:
+                return out
             out = self.grown(out)
-        return out
 
     def shown(self, time: float) -> IntArray:
         """What each light of the plan shows at ``time``, as the kernels read it."""

@@ -658,19 +658,50 @@ def observe(
     shown: IntArray,
     out: Out,
     order: IntArray,
+    fresh: bool,
 ) -> bool:
-    """The driver views of the vehicles in slots ``rows`` (see the module docstring),
-    written to ``out`` by row; ``want`` (bit flags per row) says what each row needs,
-    ``shown`` what each light of the plan shows. Rows are visited in ``order``, in
-    ``out.cursor.shape[0]`` chunks split over the threads (see `Out`).
+    """The whole driver views (see the module docstring) of the vehicles in slots
+    ``rows`` whose ``want`` is `WANT_ALL` (the others are `observe_lean`'s), written to
+    ``out`` by row; ``shown`` says what each light of the plan shows. Rows are visited
+    in ``order``, in ``out.cursor.shape[0]`` chunks split over the threads (see `Out`);
+    each chunk's lists start at the start of its part of the flat arrays where
+    ``fresh``, else after those of the pass before.
 
     Returns whether every chunk's lists fitted in its part of the flat arrays (if not,
     the caller runs it again with larger ones)."""
     chunks = out.cursor.shape[0]
     for c in prange(chunks):
-        _observe_chunk(
-            la, tab, occ, actors, rows, want, visibility, shown, out, chunk(order, c, chunks), c
-        )
+        _full_rows(
+            la, tab, occ, actors, rows, want, visibility, shown, out, chunk(order, c, chunks), c,
+            fresh,
+        )  # fmt: skip
+    return lists_fit(out)
+
+
+@njit_rows
+def observe_lean(
+    la: LaneArrays,
+    tab: Tables,
+    occ: LaneOccupancy,
+    actors: Actors,
+    rows: IntArray,
+    want: IntArray,
+    visibility: FloatArray,
+    shown: IntArray,
+    out: Out,
+    order: IntArray,
+    fresh: bool,
+) -> bool:
+    """`observe` for the rows that ask for less than everything (the others are left
+    as they are). The two are apart because each compiles for minutes: a simulation
+    compiles only the one it uses, and traffic has its own loop over lean rows
+    (`roadsim.agents.traffic_kernels.observe_perceive`)."""
+    chunks = out.cursor.shape[0]
+    for c in prange(chunks):
+        _partial_rows(
+            la, tab, occ, actors, rows, want, visibility, shown, out, chunk(order, c, chunks), c,
+            fresh,
+        )  # fmt: skip
     return lists_fit(out)
 
 
@@ -694,28 +725,6 @@ def start_chunk(out: Out, c: int) -> None:
 
 
 @njit_loop
-def _observe_chunk(
-    la: LaneArrays,
-    tab: Tables,
-    occ: LaneOccupancy,
-    actors: Actors,
-    rows: IntArray,
-    want: IntArray,
-    visibility: FloatArray,
-    shown: IntArray,
-    out: Out,
-    order: IntArray,
-    c: int,
-) -> None:
-    """The rows ``order`` of `observe`, as chunk c: its lists go to its part of the flat
-    arrays. Rows that ask for less than everything (traffic's) and whole views are two
-    loops: the lean one is most of a tick's work, and compiles to much less code."""
-    start_chunk(out, c)
-    _partial_rows(la, tab, occ, actors, rows, want, visibility, shown, out, order, c)
-    _full_rows(la, tab, occ, actors, rows, want, visibility, shown, out, order, c)
-
-
-@njit_loop
 def _partial_rows(
     la: LaneArrays,
     tab: Tables,
@@ -728,8 +737,12 @@ def _partial_rows(
     out: Out,
     order: IntArray,
     c: int,
+    fresh: bool,
 ) -> None:
-    """The rows of chunk c that ask for less than everything (see `Out`)."""
+    """The rows of chunk c that ask for less than everything (see `Out`); the chunk's
+    lists start afresh where ``fresh``."""
+    if fresh:
+        start_chunk(out, c)
     for j in range(order.shape[0]):
         prefetch_row(la, occ, actors, rows, want, order, j)
         i = order[j]
@@ -910,8 +923,12 @@ def _full_rows(
     out: Out,
     order: IntArray,
     c: int,
+    fresh: bool,
 ) -> None:
-    """The rows of chunk c that ask for everything: whole views."""
+    """The rows of chunk c that ask for everything: whole views; the chunk's lists start
+    afresh where ``fresh``."""
+    if fresh:
+        start_chunk(out, c)
     for i in order:
         if want[i] != WANT_ALL:
             continue
