@@ -336,15 +336,7 @@ def _drivers(params: TrafficParams, salt: UIntArray, wheelbase: FloatArray) -> D
     n = salt.size
 
     def per_slot(value: FloatArray | float) -> FloatArray:
-        # Contiguous, always: kernels compile once per layout of their arguments, and
-        # those that run the driver sensor's row take minutes each (a strided column of
-        # parameters compiled them twice).
-        if (
-            isinstance(value, np.ndarray)
-            and value.dtype == np.float64
-            and value.size == n
-            and value.flags.c_contiguous
-        ):
+        if isinstance(value, np.ndarray) and value.dtype == np.float64 and value.size == n:
             return value
         return np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)).copy()
 
