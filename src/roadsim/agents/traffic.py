@@ -34,7 +34,10 @@ import numpy.typing as npt
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.junctions import JunctionGate
 from roadsim.agents.traffic_kernels import (
+    COMFORT_DECEL,
     HOPS,
+    MIN_GAP,
+    TIME_HEADWAY,
     Drivers,
     Perceived,
     Routes,
@@ -169,7 +172,7 @@ class TrafficModel:
         seen = self._sensor_only(state, salt, drivers, me)
         gap = np.where(seen.object_slot[:, FRONT] >= 0, seen.object_lon[:, FRONT], np.inf)
         route = routes(info.arrays, uid, salt[me], HOPS)
-        min_gap, headway = drivers.min_gap[me], drivers.time_headway[me]
+        min_gap, headway = drivers.idm[me, MIN_GAP], drivers.idm[me, TIME_HEADWAY]
         calm = np.maximum(gap - min_gap, 0.0) / headway
         # Before the first junction lane or stop line ahead (not the lane it is on).
         lanes = np.concatenate((uid[:, None], route), axis=1)
@@ -182,7 +185,7 @@ class TrafficModel:
         line = np.where(lanes >= 0, start + self.stop_p[lanes_c], np.inf)
         line = np.where(line > 0.0, line, np.inf)
         room = np.minimum(entry.min(axis=1), line.min(axis=1)) - min_gap
-        stoppable = np.sqrt(2.0 * drivers.comfort_decel[me] * np.maximum(room, 0.0))
+        stoppable = np.sqrt(2.0 * drivers.idm[me, COMFORT_DECEL] * np.maximum(room, 0.0))
         state.speed[me] = np.minimum(state.speed[me], np.minimum(calm, stoppable))
 
     def _sensor_only(
@@ -246,7 +249,7 @@ class TrafficModel:
         if on_lane is not None and not on_lane.all():
             # Off every lane (a vehicle pushed off the road): brake, wheels straight.
             accel, steer = np.zeros(idx.size), np.zeros(idx.size)
-            accel[~on_lane] = -drivers.comfort_decel[idx[~on_lane]]
+            accel[~on_lane] = -drivers.idm[idx[~on_lane], COMFORT_DECEL]
             if not on_lane.any():
                 return accel, steer
             at = np.flatnonzero(on_lane)
@@ -340,16 +343,40 @@ def _drivers(params: TrafficParams, salt: UIntArray, wheelbase: FloatArray) -> D
             return value
         return np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)).copy()
 
-    idm = params.idm
     return Drivers(
-        max_accel=per_slot(idm.max_accel),
-        comfort_decel=per_slot(idm.comfort_decel),
-        time_headway=per_slot(idm.time_headway),
-        min_gap=per_slot(idm.min_gap),
+        idm=_idm_table(params.idm, n),
         speed_factor=per_slot(params.speed_factor),
         salt=salt,
         wheelbase=per_slot(wheelbase),
     )
+
+
+def _idm_table(idm: IdmParams, n: int) -> FloatArray:
+    """``idm``'s four parameters as the (n, 4) table of `Drivers.idm`: the table they
+    are the columns of, where they are the columns of one that owns its memory as a
+    simulation's does (no copy: the simulation's moves of slots move its rows), or else
+    a new one."""
+    columns = (idm.max_accel, idm.comfort_decel, idm.time_headway, idm.min_gap)
+    table = getattr(columns[0], "base", None)
+    if (
+        isinstance(table, np.ndarray)
+        and table.shape == (n, 4)
+        and table.dtype == np.float64
+        and table.flags.c_contiguous
+        and all(
+            isinstance(c, np.ndarray)
+            and c.base is table
+            and c.shape == (n,)
+            and (n == 1 or c.strides == table.strides[:1])
+            and c.__array_interface__["data"][0] == table.__array_interface__["data"][0] + 8 * j
+            for j, c in enumerate(columns)
+        )
+    ):
+        return table
+    out = np.empty((n, 4))
+    for j, c in enumerate(columns):
+        out[:, j] = c
+    return out
 
 
 def _light_ahead(info: LaneInfo, stop_p: FloatArray, hops: int = 12) -> FloatArray:

@@ -114,14 +114,21 @@ class TrafficActors(NamedTuple):
     width: FloatArray
 
 
+# The columns of `Drivers.idm`.
+MAX_ACCEL, COMFORT_DECEL, TIME_HEADWAY, MIN_GAP = range(4)
+
+
 class Drivers(NamedTuple):
     """Per-slot behaviour of the vehicles (IDM parameters, desired-speed factor, route
-    salt, wheelbase)."""
+    salt, wheelbase).
 
-    max_accel: FloatArray
-    comfort_decel: FloatArray
-    time_headway: FloatArray
-    min_gap: FloatArray
+    ``idm`` is one C-contiguous table of shape (C, 4), a row per slot, its columns
+    `MAX_ACCEL`, `COMFORT_DECEL`, `TIME_HEADWAY` and `MIN_GAP`: one vehicle's four
+    numbers share a cache line, and the kernels see the same array type for every
+    scenario, so they compile once (a column of a table is a strided array to numba,
+    unless the table has one row, when it is a contiguous one)."""
+
+    idm: FloatArray
     speed_factor: FloatArray
     salt: UIntArray
     wheelbase: FloatArray
@@ -567,7 +574,7 @@ def perceive(
     for h in range(2, 1 + HOPS):
         start[i, h] = start[i, h - 1] + routes.length[k, h - 2]
     v = speed[k]
-    stop = v * v / (2.0 * drivers.comfort_decel[k])
+    stop = v * v / (2.0 * drivers.idm[k, COMFORT_DECEL])
     nearest = _INF
     # Red lights of the main lane, and yellow ones where there is room to stop.
     first = seen.light_start[i, EGO]
@@ -735,8 +742,8 @@ def _idm(
     drivers: Drivers, k: int, v: float, v0: float, gap: float, lv: float, delta: float
 ) -> float:
     return idm_accel_one(
-        v, v0, gap, lv, drivers.max_accel[k], drivers.comfort_decel[k],
-        drivers.time_headway[k], drivers.min_gap[k], delta,
+        v, v0, gap, lv, drivers.idm[k, MAX_ACCEL], drivers.idm[k, COMFORT_DECEL],
+        drivers.idm[k, TIME_HEADWAY], drivers.idm[k, MIN_GAP], delta,
     )  # fmt: skip
 
 
