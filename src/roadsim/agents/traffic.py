@@ -356,26 +356,25 @@ def _idm_table(idm: IdmParams, n: int) -> FloatArray:
     are the columns of, where they are the columns of one that owns its memory as a
     simulation's does (no copy: the simulation's moves of slots move its rows), or else
     a new one."""
-    columns = (idm.max_accel, idm.comfort_decel, idm.time_headway, idm.min_gap)
-    table = getattr(columns[0], "base", None)
+    values = (idm.max_accel, idm.comfort_decel, idm.time_headway, idm.min_gap)
+    columns = [c for c in values if isinstance(c, np.ndarray)]
+    table = columns[0].base if len(columns) == 4 else None
     if (
         isinstance(table, np.ndarray)
         and table.shape == (n, 4)
         and table.dtype == np.float64
         and table.flags.c_contiguous
         and all(
-            isinstance(c, np.ndarray)
-            and c.base is table
-            and c.shape == (n,)
-            and (n == 1 or c.strides == table.strides[:1])
-            and c.__array_interface__["data"][0] == table.__array_interface__["data"][0] + 8 * j
-            for j, c in enumerate(columns)
+            c.base is table and c.shape == (n,) and (n == 1 or c.strides == table.strides[:1])
+            for c in columns
         )
     ):
-        return table
+        at = table.__array_interface__["data"][0]
+        if all(c.__array_interface__["data"][0] == at + 8 * j for j, c in enumerate(columns)):
+            return table
     out = np.empty((n, 4))
-    for j, c in enumerate(columns):
-        out[:, j] = c
+    for j, value in enumerate(values):
+        out[:, j] = value
     return out
 
 
