@@ -3,16 +3,16 @@
 Run as ``.venv/bin/python benchmarks/tick_passes.py [--count N] [--ticks T] [--warm]``.
 It builds the traffic row of ``bench_sim.py`` (cars on the 26 x 26 grid of
 ``grid_map.py``, the same seed), runs 40 ticks, then times T more. Each pass the tick
-calls from Python (the bicycle model with relocalisation, collisions, and the traffic
-model's `prepare`, footprint occupancy, the driver sensor with `perceive` in its loop,
-junction gate, and `decide` with the wheel angles) is wrapped in a timer; it prints the
-median of each over the timed ticks, and the median tick.
+calls from Python (relocalisation, the bicycle model, collisions, and the traffic model's
+`prepare`, footprint occupancy, the driver sensor with `perceive` in its loop, junction
+gate, and `decide` with the wheel angles) is wrapped in a timer; it prints the median of each over the timed ticks, and
+the median tick.
 
-With ``--warm``, every pass except the bicycle model's runs a second time at once on the
+With ``--warm``, every pass except the bicycle model runs a second time at once on the
 same inputs, and that call is timed too: the first call reads what the tick before left
 in the caches (cold), the second what the first call just read (warm), so the difference
 is the cost of cache misses. The second call perturbs the traffic a little (lane-change
-timers run down twice as fast); time with it, nothing more.
+timers run down twice as fast, relocalisation projects twice); time with it, nothing more.
 The timers cost a few microseconds a pass; the tick without them is ``bench_sim.py``'s.
 """
 
@@ -90,10 +90,9 @@ def gate_timed(again: bool) -> Callable[..., Any]:
 def instrument(again: bool) -> None:
     """Wraps every pass in the names the tick calls it by."""
     passes = (
+        (simulation, "relocalize_slots", "relocalisation", again),
         (simulation, "find_overlaps", "collisions", again),
-        # It moves the cars: once. (The tick calls `step_bicycle_slots` and
-        # `relocalize_slots` apart only while some vehicle is off every lane.)
-        (simulation, "move_and_localize", "bicycle model, relocalisation", False),
+        (simulation, "step_bicycle_slots", "bicycle model", False),  # it moves the cars
         (traffic, "prepare", "prepare", again),
         (traffic, "observe_perceive", "driver sensor, perceive", again),
         (traffic, "decide", "decide", again),
@@ -135,17 +134,17 @@ def main(argv: list[str]) -> int:
         f"{sim.vehicle_count:,} vehicles on a {args.grid} x {args.grid} grid, {threads} threads;"
         f" median over {args.ticks} ticks after {WARM_UP}"
     )
-    print(f"{'pass':30s} {'ms':>7s}" + (f" {'warm ms':>8s}" if args.warm else ""))
+    print(f"{'pass':22s} {'ms':>7s}" + (f" {'warm ms':>8s}" if args.warm else ""))
     total = 0.0
     for label in sorted(cold, key=lambda k: -statistics.median(cold[k])):
         ms = statistics.median(cold[label]) * 1e3
         total += ms
-        line = f"{label:30s} {ms:7.3f}"
+        line = f"{label:22s} {ms:7.3f}"
         if args.warm:
             line += f" {statistics.median(warm[label]) * 1e3:8.3f}" if warm[label] else "        -"
         print(line)
-    print(f"{'sum of the passes':30s} {total:7.3f}")
-    print(f"{'tick':30s} {statistics.median(ticks) * 1e3:7.3f}")
+    print(f"{'sum of the passes':22s} {total:7.3f}")
+    print(f"{'tick':22s} {statistics.median(ticks) * 1e3:7.3f}")
     return 0
 
 

@@ -14,8 +14,6 @@ is wrapped to [-pi, pi) (`roadsim.world.lane_kernels.wrap`).
 
 `step_bicycle_slots` advances the vehicles of a list of slots in place in the simulation's
 per-slot arrays; `step_bicycle` is the same step on arrays of vehicles, returning new ones.
-`bicycle_rows` is the compiled loop itself, for passes that do more with each vehicle
-(`roadsim.sim.motion`).
 """
 
 from __future__ import annotations
@@ -135,28 +133,14 @@ def step_bicycle_slots(
         accel,
         yaw_rate,
         slip,
-        *commands_and_limits(accel_cmd, steer_cmd, limits),
+        np.ascontiguousarray(accel_cmd, dtype=np.float64),
+        np.ascontiguousarray(steer_cmd, dtype=np.float64),
+        np.ascontiguousarray(limits.wheelbase, dtype=np.float64),
+        np.ascontiguousarray(limits.max_accel, dtype=np.float64),
+        np.ascontiguousarray(limits.max_decel, dtype=np.float64),
+        np.ascontiguousarray(limits.max_steer, dtype=np.float64),
+        np.ascontiguousarray(limits.max_steer_rate, dtype=np.float64),
         float(dt),
-    )
-
-
-def commands_and_limits(
-    accel_cmd: FloatArray, steer_cmd: FloatArray, limits: VehicleLimits
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
-    """The commands and the limits as `bicycle_rows` takes them (contiguous float64):
-    ``accel_cmd, steer_cmd, wheelbase, max_accel, max_decel, max_steer, max_steer_rate``."""
-
-    def f64(a: FloatArray) -> FloatArray:
-        return np.ascontiguousarray(a, dtype=np.float64)
-
-    return (
-        f64(accel_cmd),
-        f64(steer_cmd),
-        f64(limits.wheelbase),
-        f64(limits.max_accel),
-        f64(limits.max_decel),
-        f64(limits.max_steer),
-        f64(limits.max_steer_rate),
     )
 
 
@@ -180,10 +164,10 @@ def _bicycle_kernel(
     max_steer_rate: FloatArray,
     dt: float,
 ) -> None:
-    """`bicycle_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
+    """`_bicycle_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
     n = slots.shape[0]
     for c in prange(CHUNKS):
-        bicycle_rows(
+        _bicycle_rows(
             slots, x, y, heading, speed, steer, accel, yaw_rate, slip, accel_cmd, steer_cmd,
             wheelbase, max_accel, max_decel, max_steer, max_steer_rate, dt,
             c * n // CHUNKS, (c + 1) * n // CHUNKS,
@@ -191,7 +175,7 @@ def _bicycle_kernel(
 
 
 @njit_loop
-def bicycle_rows(
+def _bicycle_rows(
     slots: IntArray,
     x: FloatArray,
     y: FloatArray,

@@ -58,7 +58,6 @@ from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.build import MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner
-from roadsim.sim.motion import move_and_localize
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_kernels import by_lane
 from roadsim.world.localization import relocalize_slots
@@ -341,14 +340,7 @@ class Simulation:
             accel, steer = self._controls(vehicles, all_on_lane=off.size == 0)
         # Scripted objects move after every controller has seen the frame they start from.
         moved = scripted.move(self.frame, self.dt, self._ego(), st)
-        if vehicles.size and off.size == 0:
-            # Every vehicle on a lane (as a rule): dynamics and localisation in one pass.
-            self._leave(
-                move_and_localize(
-                    self.info, vehicles, st, accel, steer, self.limits, self.dt, self.salt
-                )
-            )
-        elif vehicles.size:
+        if vehicles.size:
             step_bicycle_slots(
                 vehicles,
                 st.x,
@@ -452,32 +444,26 @@ class Simulation:
         st = self.state
         if on.size:
             # Writes uid, s, t and road of `on` in place; returns those now on no lane.
-            self._leave(
-                relocalize_slots(
-                    self.info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self.salt
-                )
+            lost = relocalize_slots(
+                self.info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self.salt
             )
+            gone = lost[
+                (st.control[lost] == AUTOPILOT)
+                & (lost != (self.ego_slot if self.ego_slot is not None else -1))
+            ]
+            if gone.size:
+                self.traffic.forget(gone)
+                st.active[gone] = False
+                st.left_map[gone] = True
+                self.left_map += int(gone.size)
+                if self.respawner is not None:
+                    self.respawner.release(gone)
         # Vehicles that were off every lane before this tick: a full search. (Those lost
         # just now had theirs in `relocalize_slots`.)
         if off.size:
             pos = self.net.localize(st.x[off], st.y[off], heading=st.heading[off])
             st.uid[off], st.s[off], st.t[off] = pos.uid, pos.s, pos.t
             st.road[off] = pos.road_index
-
-    def _leave(self, lost: IntArray) -> None:
-        """Takes the traffic vehicles among ``lost`` (now on no lane) off the map."""
-        st = self.state
-        gone = lost[
-            (st.control[lost] == AUTOPILOT)
-            & (lost != (self.ego_slot if self.ego_slot is not None else -1))
-        ]
-        if gone.size:
-            self.traffic.forget(gone)
-            st.active[gone] = False
-            st.left_map[gone] = True
-            self.left_map += int(gone.size)
-            if self.respawner is not None:
-                self.respawner.release(gone)
 
     def _collide(self) -> None:
         st = self.state

@@ -17,12 +17,10 @@ the full search would place it, instead of costing a full search (about 0.6 ms, 
 vehicle).
 
 The per-vehicle part is one compiled loop over the lane tables'
-`roadsim.world.lane_kernels.LaneArrays` (`relocalize_rows`, its rows split over the
-threads: `njit_rows`), with the same arithmetic as the tables' array methods. It visits
-the vehicles in lane order, so that vehicles on one lane share the rows of the tables
-they read, and reads and writes the vehicles' arrays by slot, so a tick gathers nothing.
-The simulation runs the loop in the same pass as the bicycle model that moved the
-vehicles (`roadsim.sim.motion`); `search_lost` is the full search after it.
+`roadsim.world.lane_kernels.LaneArrays` (its rows split over the threads, `njit_rows`), with the same arithmetic as the tables' array
+methods. It visits the vehicles in lane order, so that vehicles on one lane share the rows
+of the tables they read, and reads and writes the vehicles' arrays by slot, so a tick
+gathers nothing.
 """
 
 from __future__ import annotations
@@ -134,22 +132,7 @@ def relocalize_slots(
     # In the order given: the simulation keeps its vehicles' slots in lane order.
     order = np.arange(slots.shape[0])
     _relocalize_kernel(info.arrays, slots, uid, s, t, road, x, y, salt, order, lost)
-    return search_lost(info, slots[lost], uid, s, t, road, x, y, heading)
-
-
-def search_lost(
-    info: LaneInfo,
-    m: IntArray,
-    uid: IntArray,
-    s: FloatArray,
-    t: FloatArray,
-    road: IntArray,
-    x: FloatArray,
-    y: FloatArray,
-    heading: FloatArray,
-) -> IntArray:
-    """The full search for the slots ``m`` that the incremental pass (`relocalize_rows`)
-    lost, in place as `relocalize_slots`; returns those of ``m`` on no lane at all."""
+    m = slots[lost]
     if m.size == 0:
         return m
     pos = info.net.localize(x[m], y[m], heading=heading[m])
@@ -159,7 +142,7 @@ def search_lost(
 
 
 @njit_loop
-def relocalize_rows(
+def _relocalize_rows(
     la: LaneArrays,
     slots: IntArray,
     uid: IntArray,
@@ -248,6 +231,6 @@ def _relocalize_kernel(
     order: IntArray,
     lost_at: BoolArray,
 ) -> None:
-    """`relocalize_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
+    """`_relocalize_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
     for c in prange(CHUNKS):
-        relocalize_rows(la, slots, uid, s, t, road, x, y, salt, chunk(order, c, CHUNKS), lost_at)
+        _relocalize_rows(la, slots, uid, s, t, road, x, y, salt, chunk(order, c, CHUNKS), lost_at)
