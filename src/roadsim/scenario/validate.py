@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
+from scipy.spatial import cKDTree
 
 from roadsim.road.lanes import DRIVABLE_TYPES
 from roadsim.scenario.schema import (
@@ -32,7 +33,13 @@ if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
     from roadsim.scenario.load import KeyPath, SourceMap
 
-__all__ = ["SpawnPose", "resolve_road_positions", "resolve_spawn", "validate_against_map"]
+__all__ = [
+    "SpawnPose",
+    "first_overlaps",
+    "resolve_road_positions",
+    "resolve_spawn",
+    "validate_against_map",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -142,12 +149,15 @@ def validate_against_map(
             )
             placed.append((path, "the ego vehicle", box))
         problems += _missing_roads(ego.route, ("ego", "route"), roads, net)
+    static = []
     for i, obj in enumerate(scenario.objects):
         if isinstance(obj, PathObject):
             problems += _path_problems(obj, ("objects", i), net)
-            continue
-        path = ("objects", i, "position")
-        pose = _place(obj.position, net, path, problems, drivable=False)
+        else:
+            static.append((i, obj))
+    paths: list[KeyPath] = [("objects", i, "position") for i, _ in static]
+    poses = _place_obstacles([obj.position for _, obj in static], net, paths, problems)
+    for (i, obj), path, pose in zip(static, paths, poses, strict=True):
         if pose is not None:
             length, width, height = obj.size
             box = _Footprint(pose.x, pose.y, pose.heading, length, width, pose.z, height)
@@ -155,11 +165,10 @@ def validate_against_map(
     area = scenario.traffic.spawn_area if scenario.traffic is not None else None
     if isinstance(area, RoadsArea):
         problems += _missing_roads(area.roads, ("traffic", "spawn_area", "roads"), roads, net)
-    for k, (path, _, box) in enumerate(placed):
-        for _, other_name, other in placed[:k]:
-            if _overlap(box, other):
-                problems.append((path, f"overlaps {other_name}"))
-                break
+    first = first_overlaps([box for _, _, box in placed])
+    for (path, _, _), k in zip(placed, first, strict=True):
+        if k >= 0:
+            problems.append((path, f"overlaps {placed[k][1]}"))
     if problems:
         raise (source or SourceMap("<scenario>")).error(problems)
 
@@ -178,6 +187,35 @@ def _place(
         problems.append(((*path, *problem[0]), problem[1]))
         return None
     return resolve_spawn(spec, net)
+
+
+def _place_obstacles(
+    specs: Sequence[Position],
+    net: RoadNetwork,
+    paths: Sequence[KeyPath],
+    problems: list[tuple[KeyPath, str]],
+) -> list[SpawnPose | None]:
+    """`_place` of many static obstacles (on any lane type); the ``{road, lane, s, t}``
+    positions all at once, as a scenario may hold thousands of cones."""
+    poses: list[SpawnPose | None] = [None] * len(specs)
+    on_road = [k for k, spec in enumerate(specs) if isinstance(spec, RoadPosition)]
+    road_specs = [cast(RoadPosition, specs[k]) for k in on_road]
+    fine = []
+    for k, (problem, _) in zip(on_road, _road_problems(road_specs, net), strict=True):
+        if problem is None:
+            fine.append(k)
+        else:
+            problems.append(((*paths[k], *problem[0]), problem[1]))
+    if fine:
+        fine_specs = [cast(RoadPosition, specs[k]) for k in fine]
+        x, y, z, heading, uid, t = resolve_road_positions(fine_specs, net)
+        for n, (k, road_spec) in enumerate(zip(fine, fine_specs, strict=True)):
+            pose = (float(x[n]), float(y[n]), float(z[n]), _wrap(float(heading[n])))
+            poses[k] = SpawnPose(*pose, int(uid[n]), road_spec.s, float(t[n]))
+    for k, spec in enumerate(specs):
+        if not isinstance(spec, RoadPosition):
+            poses[k] = _place(spec, net, paths[k], problems, drivable=False)
+    return poses
 
 
 def _position_problem(
@@ -313,6 +351,38 @@ def _in(net: RoadNetwork) -> str:
     ids = list(net.road_ids)
     shown = ", ".join(ids[:12]) + (f", ... ({len(ids)} roads)" if len(ids) > 12 else "")
     return f" in {name} (roads: {shown})"
+
+
+def first_overlaps(boxes: Sequence[_Footprint]) -> list[int]:
+    """For each box, the index of the first box before it that it overlaps (-1: none).
+
+    Two boxes can only overlap if their centres are closer than the sum of their
+    circumscribed radii, so only such pairs are tested, found with a k-d tree: each box
+    looks for the boxes no larger than itself within twice its own radius, which finds
+    every such pair from its larger box. Time grows with the number of boxes and their
+    close neighbours, not with the square of the number of boxes (10,200 cones took 13 M
+    tests, 54 s, before).
+    """
+    n = len(boxes)
+    first = [-1] * n
+    if n < 2:
+        return first
+    xy = np.array([(b.x, b.y) for b in boxes], dtype=np.float64)
+    radius = np.array([0.5 * math.hypot(b.length, b.width) for b in boxes], dtype=np.float64)
+    tree = cKDTree(xy)
+    near = tree.query_ball_point(xy, r=2.0 * radius + _OVERLAP_TOLERANCE)
+    candidates: list[list[int]] = [[] for _ in range(n)]
+    for i, js in enumerate(near):
+        for j in js:
+            if j != i and (radius[j] < radius[i] or (radius[j] == radius[i] and j < i)):
+                later, earlier = (i, j) if j < i else (j, i)
+                candidates[later].append(earlier)
+    for k, earlier in enumerate(candidates):
+        for j in sorted(earlier):
+            if _overlap(boxes[k], boxes[j]):
+                first[k] = j
+                break
+    return first
 
 
 def _overlap(a: _Footprint, b: _Footprint) -> bool:
