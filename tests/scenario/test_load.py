@@ -18,6 +18,7 @@ from roadsim.scenario import (
     parse_scenario,
     resolve_spawn,
 )
+from roadsim.scenario.load import MAX_YAML_VALUES
 from roadsim.scenario.schema import RoadPosition, WorldPosition
 
 # (YAML text, a fragment of the message: file, line, key path and what was expected).
@@ -43,7 +44,38 @@ BAD = [
     ("map: highway\nduration: '10'\n", "t.yaml:2: duration: expected a number, got '10'"),
     ("map: highway\nseed: 1.5\n", "t.yaml:2: seed: expected an integer, got 1.5"),
     ("map: highway\ndt: true\n", "t.yaml:2: dt: expected a number, got true"),
-    ("map: highway\ndt: -0.1\n", "t.yaml:2: dt: expected a value > 0, got -0.1"),
+    ("map: highway\ndt: -0.1\n", "t.yaml:2: dt: expected a value >= 0.0001, got -0.1"),
+    ("map: highway\ndt: 1e-300\n", "t.yaml:2: dt: expected a value >= 0.0001, got 1e-300"),
+    (
+        "map: highway\ntraffic:\n  count: 1000000000000\n",
+        "t.yaml:3: traffic.count: expected a value <= 1000000, got 1000000000000",
+    ),
+    (
+        "map: highway\ntraffic:\n  density: 1e9\n",
+        "t.yaml:3: traffic.density: expected a value <= 217, got 1e+09",
+    ),
+    (
+        "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nsensors:\n  - {type: drivr}\n",
+        "t.yaml:4: sensors[0].type: unknown type 'drivr' (did you mean 'driver'?), expected driver",
+    ),
+    (
+        "map: highway\nsensors:\n  - {type: lidar, channels: 32}\n",
+        "t.yaml:3: sensors[0].type: unknown type 'lidar', expected driver",
+    ),
+    (
+        "map: highway\nsensors:\n  - {name: front}\n",
+        "t.yaml:3: sensors[0]: missing required key 'type' (driver)",
+    ),
+    (
+        "map: highway\ncapture: {fps: banana}\n",
+        "t.yaml:2: capture: unknown key (expected name, map, seed, dt, duration, ego, traffic, "
+        "objects or sensors)",
+    ),
+    (
+        "map: highway\nobjects:\n  - {type: cnoe, position: {x: 1, y: 2}}\n",
+        "t.yaml:3: objects[0].type: unknown type 'cnoe' (did you mean 'cone'?), expected "
+        "box|cone|barrier|path",
+    ),
     ("map: highway\ndt: 2\n", "t.yaml:2: dt: expected a value <= 1, got 2"),
     ("map: highway\nduration: 0\n", "t.yaml:2: duration: expected a value > 0, got 0"),
     (
@@ -234,8 +266,7 @@ BAD = [
     (
         "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nsensors:\n"
         "  - {type: driver, vehicle: car}\n",
-        "t.yaml:4: sensors[0].vehicle: expected 'ego' or an actor id (an integer >= 0), got "
-        "'car'",
+        "t.yaml:4: sensors[0].vehicle: expected 'ego' or an actor id (an integer >= 0), got 'car'",
     ),
     (
         "map: highway\nsensors:\n  - {type: driver}\n",
@@ -370,3 +401,50 @@ def test_yaml_anchors_and_merge_keys() -> None:
     scenario = parse_scenario(text)
     assert [o.size for o in scenario.objects] == [(0.5, 0.5, 1.0)] * 2
     assert scenario.objects[1].position == RoadPosition(road="1", lane=-2, s=110.0)
+
+
+def _alias_bomb(levels: int) -> str:
+    """A document of ``9 ** levels`` strings in a few lines ("billion laughs")."""
+    lines = [
+        "map: highway",
+        'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+    ]
+    for i in range(1, levels):
+        lines.append(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+def _merge_bomb(levels: int) -> str:
+    """Merge keys (<<) that double a mapping at every level."""
+    lines = ["map: highway", "m0: &m0 {a: 1, b: 2}"]
+    for i in range(1, levels):
+        lines.append(f"m{i}: &m{i} {{<<: [*m{i - 1}, *m{i - 1}], k{i}: 1}}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("text", "line"), [(_alias_bomb(9), 8), (_merge_bomb(40), 19)])
+def test_alias_bombs_are_refused_with_the_limit(text: str, line: int) -> None:
+    # Before the limit these took minutes and all the memory; counting takes milliseconds.
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, name="b.yaml", check_map=False)
+    message = str(info.value)
+    assert message.startswith(f"b.yaml:{line}: the document expands to more than 1,000,000")
+    assert f"{MAX_YAML_VALUES:,}" in message
+
+
+def test_aliases_below_the_limit_still_load() -> None:
+    # 9 ** 5 = 59,049 strings: large, but within the limit, and each alias counts in full.
+    text = _alias_bomb(5) + "name: ok\n"
+    with pytest.raises(ScenarioError, match="l0: unknown key"):
+        parse_scenario(text, name="b.yaml", check_map=False)
+
+
+def test_a_recursive_alias_is_refused() -> None:
+    with pytest.raises(ScenarioError, match=r"^b\.yaml:2: invalid YAML: an alias refers to"):
+        parse_scenario("map: highway\nx: &a [1, *a]\n", name="b.yaml", check_map=False)
+
+
+def test_deep_nesting_is_an_error_not_a_crash() -> None:
+    text = "map: highway\nx: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(ScenarioError, match=r"^b\.yaml(:\d+)?: invalid YAML: .*nest"):
+        parse_scenario(text, name="b.yaml", check_map=False)

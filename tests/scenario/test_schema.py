@@ -13,11 +13,15 @@ from pydantic import ValidationError
 from roadsim.errors import ScenarioError
 from roadsim.scenario import VEHICLE_MODELS, Scenario, parse_scenario, scenario_json_schema
 from roadsim.scenario.schema import (
+    MAX_DENSITY_PER_KM,
+    MAX_TRAFFIC_COUNT,
+    MIN_DT,
     VEHICLE_MODEL_NAMES,
     Barrier,
     Box,
     CircleArea,
     Cone,
+    DriverSensorSpec,
     RoadPosition,
     RoadsArea,
     Traffic,
@@ -51,8 +55,7 @@ objects:
   - {type: box, position: {x: 200, y: -11.375, heading: 0.1}, size: [2, 1, 0.5]}
   - {type: barrier, id: 7, position: {road: 2, lane: -4, s: 10}}
 sensors:
-  - {type: lidar, channels: 32}
-capture: {rate_hz: 10}
+  - {type: driver, name: front, visibility: 150}
 """
 
 
@@ -60,7 +63,7 @@ def test_defaults() -> None:
     scenario = Scenario(map="highway")
     assert (scenario.seed, scenario.dt, scenario.duration) == (0, 0.05, 60.0)
     assert scenario.ego is None and scenario.traffic is None
-    assert scenario.objects == () and scenario.sensors == () and scenario.capture is None
+    assert scenario.objects == () and scenario.sensors == ()
     traffic = Traffic(count=3)
     assert dict(traffic.mix) == {"car": 0.85, "truck": 0.1, "bus": 0.05}
     assert (traffic.speed.mean, traffic.speed.std, traffic.speed.min, traffic.speed.max) == (
@@ -171,7 +174,7 @@ def test_json_schema() -> None:
     assert schema["required"] == ["map"]
     assert schema["additionalProperties"] is False
     expected = {"name", "map", "seed", "dt", "duration", "ego", "traffic", "objects", "sensors"}
-    assert expected | {"capture"} == set(schema["properties"])
+    assert expected == set(schema["properties"])
 
 
 def test_round_trip() -> None:
@@ -179,5 +182,30 @@ def test_round_trip() -> None:
     text = yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False)
     again = parse_scenario(text)
     assert again == scenario
-    assert again.sensors[0].model_extra == {"channels": 32}
+    assert again.sensors[0] == DriverSensorSpec(type="driver", name="front", visibility=150.0)
     assert again.objects[2].id == "7"
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "limit"),
+    [
+        ({"dt": 1e-300}, "dt", MIN_DT),
+        ({"traffic": {"count": 10**12}}, "count", MAX_TRAFFIC_COUNT),
+        ({"traffic": {"density": 1e9}}, "density", MAX_DENSITY_PER_KM),
+    ],
+)
+def test_sizes_are_bounded(data: dict[str, Any], key: str, limit: float) -> None:
+    with pytest.raises(ValidationError) as info:
+        Scenario.model_validate({"map": "highway", **data})
+    error = info.value.errors()[0]
+    assert error["loc"][-1] == key
+    assert limit in error.get("ctx", {}).values()
+
+
+def test_the_limits_leave_every_real_scenario_alone() -> None:
+    # A lane can hold no more cars than bumper to bumper; a step of 0.1 ms is 10 kHz.
+    assert MAX_DENSITY_PER_KM == 217  # 1000 m / 4.6 m
+    Scenario.model_validate(
+        {"map": "highway", "dt": MIN_DT, "traffic": {"density": MAX_DENSITY_PER_KM}}
+    )
+    Traffic(count=MAX_TRAFFIC_COUNT)

@@ -1,7 +1,8 @@
 """The scenario format: frozen, strict pydantic models of a scenario file.
 
 A scenario names a map and describes what happens on it: the ego vehicle, the traffic, static
-objects, and (filled in by later issues) sensors and capture. Every model forbids unknown keys
+and scripted objects, and sensors (later issues add kinds of sensor and a capture section;
+until they do, those are unknown keys and types). Every model forbids unknown keys
 and does not coerce: ``"0.05"`` is not a number and ``1.0`` is not an integer. Road ids are
 strings, as in OpenDRIVE; YAML integers are accepted for them and converted.
 
@@ -45,9 +46,13 @@ from pydantic_core import PydanticCustomError
 from roadsim.road.lanes import LANE_TYPES
 
 __all__ = [
+    "MAX_DENSITY_PER_KM",
+    "MAX_TRAFFIC_COUNT",
+    "MIN_DT",
     "OBJECT_SIZES",
     "OBJECT_TYPES",
     "SCRIPTED_KINDS",
+    "SENSOR_TYPES",
     "UNION_TAGS",
     "VEHICLE_MODELS",
     "VEHICLE_MODEL_NAMES",
@@ -65,7 +70,6 @@ __all__ = [
     "RoadPosition",
     "RoadsArea",
     "Scenario",
-    "SensorSpec",
     "SpawnArea",
     "SpeedDistribution",
     "Traffic",
@@ -73,6 +77,7 @@ __all__ = [
     "WorldPathPoint",
     "WorldPosition",
     "scenario_json_schema",
+    "unknown_type_message",
 ]
 
 # -- vehicle models ---------------------------------------------------------------------------
@@ -321,6 +326,15 @@ SpawnArea = Annotated[
 
 _DEFAULT_MIX: dict[VehicleModelName, float] = {"car": 0.85, "truck": 0.1, "bus": 0.05}
 
+#: Most traffic vehicles a scenario may ask for: 100 times the largest benchmarked scene
+#: (10,000 vehicles). Spawning samples a position for every vehicle asked for before it
+#: thins them out, so an unbounded count (``1e12``) ends in a MemoryError instead.
+MAX_TRAFFIC_COUNT = 1_000_000
+
+#: Most traffic vehicles per km of lane: the shortest vehicle model bumper to bumper
+#: (1000 m / 4.6 m, 217 cars); no lane holds more, so no real scenario asks for more.
+MAX_DENSITY_PER_KM = math.floor(1000.0 / min(m.length for m in VEHICLE_MODELS.values()))
+
 
 class Traffic(_Strict):
     """Traffic vehicles: how many, how fast, which models, where.
@@ -329,8 +343,15 @@ class Traffic(_Strict):
     the lanes of ``lane_types`` in the spawn area).
     """
 
-    count: int | None = Field(default=None, ge=0, description="Number of traffic vehicles")
-    density: float | None = Field(default=None, gt=0, description="Vehicles per km of lane")
+    count: int | None = Field(
+        default=None, ge=0, le=MAX_TRAFFIC_COUNT, description="Number of traffic vehicles"
+    )
+    density: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_DENSITY_PER_KM,
+        description="Vehicles per km of lane (at most a lane full of cars, bumper to bumper)",
+    )
     speed: SpeedDistribution = SpeedDistribution()
     mix: Mapping[VehicleModelName, Annotated[float, Field(gt=0)]] = Field(
         default_factory=lambda: dict(_DEFAULT_MIX),
@@ -601,7 +622,6 @@ Object = Annotated[
 UNION_TAGS: frozenset[str] = frozenset(
     {"position:road", "position:xy", "area:roads", "area:circle", "point:road", "point:xy"}
     | {f"object:{kind}" for kind in OBJECT_TYPES}
-    | {"sensor:driver", "sensor:other"}
 )
 
 # -- sensors ----------------------------------------------------------------------------------------
@@ -623,33 +643,44 @@ class DriverSensorSpec(_Strict):
     @field_validator("vehicle", mode="before")
     @classmethod
     def _ego_or_actor_id(cls, value: Any) -> Any:
-        if value == "ego" or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        if value == "ego" or (
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        ):
             return value
         raise ValueError(f"expected 'ego' or an actor id (an integer >= 0), got {value!r}")
 
 
-class SensorSpec(_Strict):
-    """A sensor of a kind later versions define; only ``type`` is checked, other keys are
-    kept as they are."""
-
-    model_config = ConfigDict(extra="allow")
-
-    type: str
+#: Sensor classes by ``type``; a new kind of sensor adds its class here (and to `Sensor`).
+SENSOR_TYPES: Mapping[str, type[_Strict]] = MappingProxyType({"driver": DriverSensorSpec})
 
 
-def _sensor_type(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return "sensor:driver" if kind == "driver" else "sensor:other"
+def _known_sensor_type(value: Any) -> Any:
+    """Names the known types for a sensor of an unknown (or no) ``type``, before the
+    model's own checks would only say what the one type it knows is."""
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if "type" not in value:
+            raise at_path((), f"missing required key 'type' ({'|'.join(SENSOR_TYPES)})")
+        if not isinstance(kind, str) or kind not in SENSOR_TYPES:
+            raise at_path(("type",), unknown_type_message(kind, list(SENSOR_TYPES)))
+    return value
 
 
-#: A scenario sensor, chosen by its ``type``.
-Sensor = Annotated[
-    Annotated[DriverSensorSpec, Tag("sensor:driver")] | Annotated[SensorSpec, Tag("sensor:other")],
-    Discriminator(_sensor_type),
-]
+def unknown_type_message(kind: object, known: list[str]) -> str:
+    """``unknown type 'drivr' (did you mean 'driver'?), expected driver``."""
+    close = difflib.get_close_matches(kind, known, n=1) if isinstance(kind, str) else []
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown type {kind!r}{hint}, expected {'|'.join(known)}"
+
+
+#: A scenario sensor, chosen by its ``type`` (the driver sensor is the only one so far).
+Sensor = Annotated[DriverSensorSpec, BeforeValidator(_known_sensor_type)]
 
 
 # -- the scenario -------------------------------------------------------------------------------------
+
+#: The smallest time step a scenario may take (s).
+MIN_DT = 1e-4
 
 
 class Scenario(_Strict):
@@ -663,13 +694,14 @@ class Scenario(_Strict):
         description="A built-in map name or a path to an .xodr file (relative to the scenario)",
     )
     seed: int = Field(default=0, ge=0, description="Seed of all random choices")
-    dt: float = Field(default=0.05, gt=0, le=1, description="Time step (s)")
+    # 0.1 ms (10 kHz) is finer than any vehicle dynamics needs; a smaller step only makes
+    # a run of any length endless (1e-300 s would never finish a second).
+    dt: float = Field(default=0.05, ge=MIN_DT, le=1, description="Time step (s)")
     duration: float = Field(default=60.0, gt=0, description="Simulated time of a run (s)")
     ego: Ego | None = None
     traffic: Traffic | None = None
     objects: Annotated[tuple[Object, ...], Field(strict=False)] = ()
     sensors: Annotated[tuple[Sensor, ...], Field(strict=False)] = ()
-    capture: Mapping[str, Any] | None = None
 
     @field_validator("objects")
     @classmethod
@@ -703,7 +735,11 @@ class Scenario(_Strict):
     def _driver_sensor_vehicles(self) -> Self:
         """A driver sensor on the ego needs an ego."""
         for i, sensor in enumerate(self.sensors):
-            if isinstance(sensor, DriverSensorSpec) and sensor.vehicle == "ego" and self.ego is None:
+            if (
+                isinstance(sensor, DriverSensorSpec)
+                and sensor.vehicle == "ego"
+                and self.ego is None
+            ):
                 raise ValueError(
                     f"sensors[{i}].vehicle: the sensor is attached to the ego (the default), "
                     "but the scenario has no ego; add one or give an actor id"
