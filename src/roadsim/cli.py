@@ -90,7 +90,34 @@ def register_map(groups: SubParsers) -> None:
         "--size", type=float, default=10.0, help="longer side of the map in inches (default: 10)"
     )
     plot.add_argument("--title", help="title (default: the map's name and size)")
-    plot.add_argument("--junction-labels", action="store_true", help="write junction ids")
+    plot.add_argument(
+        "--labels",
+        action="append",
+        default=[],
+        metavar="KINDS",
+        help="write ids on the map: roads, lanes, junctions; comma-separated or repeated "
+        "(e.g. --labels roads,lanes)",
+    )
+    # The old spelling of --labels junctions, kept for scripts that use it.
+    plot.add_argument("--junction-labels", action="store_true", help=argparse.SUPPRESS)
+    zoom = plot.add_argument_group(
+        "zoom",
+        "Show part of the map: --center (and --radius) or --bbox, not both. Write a "
+        "negative first number with '=' (--center=-20,5).",
+    )
+    zoom.add_argument("--center", metavar="X,Y", help="centre of the view (m)")
+    zoom.add_argument(
+        "--radius",
+        metavar="R",
+        help="half the side of the square view around --center (m, default: 100)",
+    )
+    zoom.add_argument("--bbox", metavar="XMIN,YMIN,XMAX,YMAX", help="the view (m)")
+    plot.add_argument(
+        "--strips",
+        metavar="N",
+        help="cut the map into N strips along its length, stacked on one scale (default: "
+        "as many as a long map needs to be readable, e.g. the highway; 1: one panel)",
+    )
     plot.add_argument("--no-signals", action="store_true", help="leave signals out")
     plot.add_argument("--no-objects", action="store_true", help="leave objects out")
     plot.add_argument("--no-legend", action="store_true", help="leave the legend out")
@@ -131,11 +158,60 @@ def image_output(given: Path | None, source: str) -> Path:
 
 
 def _map_plot(args: argparse.Namespace) -> int:
-    from roadsim.road.load import load_map
-    from roadsim.road.plot import plot_map
+    import math
 
-    if args.dpi <= 0 or args.size <= 0:
+    from roadsim.road.load import load_map
+    from roadsim.road.plot import LABEL_KINDS, plot_map
+    from roadsim.road.plot_layout import MAX_PIXELS
+
+    def numbers(option: str, text: str, count: int, expected: str) -> list[float]:
+        try:
+            values = [float(v) for v in text.split(",")]
+        except ValueError:
+            values = []
+        if len(values) != count or not all(math.isfinite(v) for v in values):
+            raise _UsageError(f"{option}: expected {expected}, got {text!r}")
+        return values
+
+    if not (math.isfinite(args.size) and args.size > 0) or args.dpi <= 0:
         raise _UsageError("--dpi and --size must be positive")
+    if args.size * args.dpi > MAX_PIXELS:
+        raise _UsageError(
+            f"--size {args.size:g} at --dpi {args.dpi} is {args.size * args.dpi:.0f} pixels "
+            f"across; the limit is {MAX_PIXELS} (--size x --dpi)"
+        )
+    labels = {kind.strip() for given in args.labels for kind in given.split(",") if kind.strip()}
+    if args.junction_labels:
+        labels.add("junctions")
+    for kind in sorted(labels):
+        if kind not in LABEL_KINDS:
+            raise _UsageError(f"--labels: unknown kind {kind!r} (use {', '.join(LABEL_KINDS)})")
+    view = None
+    if args.bbox is not None and (args.center is not None or args.radius is not None):
+        raise _UsageError("--bbox cannot be combined with --center or --radius: give one view")
+    if args.radius is not None and args.center is None:
+        raise _UsageError("--radius needs --center")
+    if args.center is not None:
+        x, y = numbers("--center", args.center, 2, "X,Y in metres")
+        radius = 100.0
+        if args.radius is not None:
+            (radius,) = numbers("--radius", args.radius, 1, "a distance in metres")
+            if radius <= 0:
+                raise _UsageError(f"--radius: expected a positive distance, got {args.radius!r}")
+        view = (x - radius, y - radius, x + radius, y + radius)
+    if args.bbox is not None:
+        expected = "XMIN,YMIN,XMAX,YMAX in metres with XMIN < XMAX and YMIN < YMAX"
+        x0, y0, x1, y1 = numbers("--bbox", args.bbox, 4, expected)
+        if not (x0 < x1 and y0 < y1):
+            raise _UsageError(f"--bbox: expected {expected}, got {args.bbox!r}")
+        view = (x0, y0, x1, y1)
+    strips = None
+    if args.strips is not None:
+        if not args.strips.isdigit() or not 1 <= int(args.strips) <= 20:
+            raise _UsageError(
+                f"--strips: expected a whole number from 1 to 20, got {args.strips!r}"
+            )
+        strips = int(args.strips)
     output = image_output(args.output, args.map)
     net = load_map(args.map)
     written = plot_map(
@@ -144,8 +220,10 @@ def _map_plot(args: argparse.Namespace) -> int:
         title=args.title,
         signals=not args.no_signals,
         objects=not args.no_objects,
-        junction_labels=args.junction_labels,
+        labels=labels,
         legend=not args.no_legend,
+        view=view,
+        strips=strips,
         size_in=args.size,
         dpi=args.dpi,
     )

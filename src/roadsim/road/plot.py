@@ -2,12 +2,15 @@
 
 Lanes are filled by type, road marks drawn as lines (dashes as dashes, never thinner than
 a hairline, true width when zoomed in), junctions tinted and outlined, signals drawn as
-markers (traffic lights apart from signs) and objects as outlines. The lane and mark
+markers (traffic lights apart from signs) and objects as outlines; road, lane and junction
+ids are written on request. The lane and mark
 geometry is the one the surface mesh uses (`roadsim.road.mesh.sample_road_surface`).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +18,15 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim.road.mesh import RoadSampling, sample_road_surface
+from roadsim.road.plot_layout import (
+    Label,
+    View,
+    check_resolution,
+    map_figure,
+    pad_view,
+    panel_views,
+    place_labels,
+)
 
 if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
@@ -24,13 +36,15 @@ FloatArray = npt.NDArray[np.float64]
 #: Fill colour by lane type; types not listed are drawn in `_OTHER_LANE`.
 LANE_COLORS: dict[str, str] = {
     "driving": "#5a5e66",
-    "entry": "#646a75",
-    "exit": "#646a75",
-    "onramp": "#646a75",
-    "offramp": "#646a75",
-    "connectingramp": "#646a75",
-    "mwyentry": "#646a75",
-    "mwyexit": "#646a75",
+    # Lanes onto a motorway in blue-greens, lanes off it in purples: told apart from each
+    # other and from driving lanes, and still dark enough for white marks.
+    "onramp": "#1f6f78",
+    "entry": "#3b9aa0",
+    "mwyentry": "#3b9aa0",
+    "offramp": "#7a3b78",
+    "exit": "#b0609e",
+    "mwyexit": "#b0609e",
+    "connectingramp": "#4a5a9a",
     "sliplane": "#646a75",
     "bidirectional": "#6a6680",
     "stop": "#7a5c5c",
@@ -71,6 +85,12 @@ _BACKGROUND = "#f3f3ee"
 _MIN_MARK_PT = 0.35  # thinnest road-mark line, in points
 
 
+#: What ``labels`` may name: road ids, lane ids, junction ids.
+LABEL_KINDS = ("roads", "lanes", "junctions")
+_ROAD_LABEL_STEP_M = 40.0  # candidate positions of a road's label along it
+_LANE_LABEL_STEP_M = 10.0
+
+
 def plot_map(
     net: RoadNetwork,
     target: str | Path | Any,
@@ -79,13 +99,19 @@ def plot_map(
     signals: bool = True,
     objects: bool = True,
     junctions: bool = True,
-    junction_labels: bool = False,
+    labels: Collection[str] = (),
     legend: bool = True,
+    view: View | None = None,
+    strips: int | None = None,
     size_in: float = 10.0,
     dpi: int = 150,
     sampling: RoadSampling | None = None,
 ) -> Any:
     """Draws a road network from above.
+
+    A long map (its short side under 30% of its long one, e.g. the built-in ``highway``)
+    written to a file is cut into strips along its length, stacked on one scale and read
+    top to bottom (`roadsim.road.plot_layout.panel_views`); the title says so.
 
     Args:
         net: The road network.
@@ -93,60 +119,79 @@ def plot_map(
             matplotlib ``Axes`` to draw into.
         title: The title; by default the map's name and its size.
         signals, objects, junctions: Whether to draw them.
-        junction_labels: Write each junction's id at its centre.
+        labels: Which ids to write, any of `LABEL_KINDS`: ``roads`` (on the reference
+            line), ``lanes`` (at the lane's centre; left out where they would overlap),
+            ``junctions`` (at the junction's centre).
         legend: Whether to add a legend (outside the map, on the right).
+        view: ``(x0, y0, x1, y1)`` to show (m); by default the whole map, padded (or, into
+            an ``Axes``, the view its caller set).
+        strips: Into how many strips a file's map is cut; by default as above, 1 for none.
         size_in: The longer side of the map area, when a file is written (inches).
         dpi: Resolution of a written raster file.
         sampling: Lane and road-mark samples to reuse (computed when not given).
 
     Returns:
         The written `Path` for a file name, else the ``Axes``.
+
+    Raises:
+        ValueError: For a label kind not in `LABEL_KINDS`, or an empty view.
+        RoadsimError: If ``size_in * dpi`` exceeds `roadsim.road.plot_layout.MAX_PIXELS`.
     """
     from matplotlib.axes import Axes
 
+    unknown = sorted(set(labels) - set(LABEL_KINDS))
+    if unknown:
+        raise ValueError(f"unknown label kind {unknown[0]!r} (known: {', '.join(LABEL_KINDS)})")
+    if view is not None and not (view[0] < view[2] and view[1] < view[3]):
+        raise ValueError(f"empty view {view}: need x0 < x1 and y0 < y1")
     sampling = sampling if sampling is not None else sample_road_surface(net)
-    bbox = _extent(sampling)
+    title = title if title is not None else _default_title(net)
     if isinstance(target, Axes):
-        ax = target
-        fig = None
+        if view is not None:
+            target.set_xlim(view[0], view[2])
+            target.set_ylim(view[1], view[3])
+        draw_map(target, net, sampling, signals, objects, junctions, labels, legend)
+        target.set_title(title, fontsize=11)
+        return target
+    check_resolution(size_in, dpi)
+    points = sampling.lanes.points[:, :2]
+    if view is None:
+        panels = panel_views(points, pad_view(_extent(sampling)), strips)
     else:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        dx, dy = max(bbox[2] - bbox[0], 1.0), max(bbox[3] - bbox[1], 1.0)
-        aspect = float(np.clip(dy / dx, 0.3, 1.6))
-        w, h = (size_in, size_in * aspect) if aspect <= 1.0 else (size_in / aspect, size_in)
-        fig = Figure(figsize=(w + (2.6 if legend else 0.4), h + 0.9), dpi=dpi)
-        FigureCanvasAgg(fig)
-        ax = fig.add_subplot()
-    _draw(ax, net, sampling, bbox, signals, objects, junctions, junction_labels, legend)
-    ax.set_title(title if title is not None else _default_title(net), fontsize=11)
-    if fig is None:
-        return ax
+        panels = panel_views(points, view, strips if strips is not None else 1)
+    fig, axes = map_figure(panels, size_in=size_in, dpi=dpi, legend=legend)
+    for k, ax in enumerate(axes):
+        draw_map(ax, net, sampling, signals, objects, junctions, labels, legend and k == 0)
+        if panels.along == 0 and k < len(axes) - 1:
+            ax.set_xlabel("")  # the strips share the bottom one's
+    if len(axes) > 1:
+        order = "top to bottom" if panels.along == 0 else "left to right"
+        title = f"{title}\n(in {len(axes)} strips, {order})"
+    axes[0].set_title(title, fontsize=11)
     path = Path(target)
     fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
     return path
 
 
-def _draw(
+def draw_map(
     ax: Any,
     net: RoadNetwork,
     sampling: RoadSampling,
-    bbox: tuple[float, float, float, float],
-    signals: bool,
-    objects: bool,
-    junctions: bool,
-    junction_labels: bool,
-    legend: bool,
+    signals: bool = True,
+    objects: bool = True,
+    junctions: bool = True,
+    labels: Collection[str] = (),
+    legend: bool = True,
 ) -> None:
+    """Draws the map into ``ax`` (see `plot_map`), keeping a view its caller set."""
     from matplotlib.patches import Patch
 
     ax.set_facecolor(_BACKGROUND)
     ax.set_aspect("equal")
     if ax.get_autoscalex_on() and ax.get_autoscaley_on():  # else keep the caller's view
-        pad = 0.03 * max(bbox[2] - bbox[0], bbox[3] - bbox[1], 10.0)
-        ax.set_xlim(bbox[0] - pad, bbox[2] + pad)
-        ax.set_ylim(bbox[1] - pad, bbox[3] + pad)
+        x0, y0, x1, y1 = pad_view(_extent(sampling))
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
     ax.tick_params(labelsize=8)
@@ -154,13 +199,18 @@ def _draw(
 
     polygons, types = lane_polygons(sampling)
     handles += _draw_lanes(ax, polygons, types)
+    hulls: list[tuple[str, FloatArray]] = []
+    if junctions or "junctions" in labels:
+        hulls = junction_hulls(net, sampling)
     if junctions:
-        handles += _draw_junctions(ax, net, polygons, sampling, junction_labels)
+        handles += _draw_junctions(ax, hulls)
     handles += _draw_marks(ax, sampling)
     if objects:
         handles += _draw_objects(ax, net)
     if signals:
         handles += _draw_signals(ax, net)
+    if labels:
+        place_labels(ax, map_labels(net, sampling, labels, hulls))
     if legend and handles:
         ax.legend(
             handles=[h for h in handles if isinstance(h, Patch)]
@@ -172,11 +222,74 @@ def _draw(
         )
 
 
-def lane_polygons(sampling: RoadSampling) -> tuple[list[FloatArray], list[str]]:
-    """One (k, 2) outline polygon and the lane type per lane record with an area."""
+def map_labels(
+    net: RoadNetwork,
+    sampling: RoadSampling,
+    kinds: Collection[str],
+    hulls: Sequence[tuple[str, FloatArray]] = (),
+) -> list[Label]:
+    """The labels of ``kinds`` (see `plot_map`), most important first: junctions, roads
+    (those inside junctions may be left out), lanes (left out where crowded)."""
+    from matplotlib import patheffects
+
+    halo = [patheffects.withStroke(linewidth=2.0, foreground="white")]
+    out: list[Label] = []
+    if "junctions" in kinds:
+        for jid, hull in hulls:
+            out.append(
+                Label(
+                    f"J{jid}",
+                    hull.mean(axis=0)[None, :],
+                    offsets=((0.0, 0.0), (0.0, 9.0), (0.0, -9.0)),
+                    style={
+                        "fontsize": 7,
+                        "color": "#c25700",
+                        "fontweight": "bold",
+                        "path_effects": halo,
+                        "zorder": 11,
+                    },
+                )
+            )
+    if "roads" in kinds:
+        box = {"boxstyle": "round,pad=0.25", "fc": "white", "ec": "#333333", "lw": 0.6}
+        for r, road in enumerate(net.roads):
+            length = float(net.road_length[r])
+            n = max(1, math.ceil(length / _ROAD_LABEL_STEP_M))
+            s = (np.arange(n) + 0.5) * (length / n)
+            x, y, _, _ = net.reference.evaluate(np.full(n, r), s)
+            inside = net.road_junction[r] not in (None, "-1")
+            out.append(
+                Label(
+                    road.id,
+                    np.stack((x, y), axis=1),
+                    optional=inside,
+                    along_line=True,
+                    margin_pt=3.0,
+                    style={"fontsize": 7, "color": "#111111", "bbox": box, "zorder": 10},
+                )
+            )
+    if "lanes" in kinds:
+        thin = [patheffects.withStroke(linewidth=1.6, foreground="white")]
+        style = {"fontsize": 6.5, "color": "#111111", "path_effects": thin, "zorder": 9}
+        for uid, centre in _lane_centres(sampling):
+            step = max(1, round(_LANE_LABEL_STEP_M / max(_spacing(centre), 1e-3)))
+            text = str(int(sampling.lanes.lane_id[uid]))
+            # Between the samples at the section's ends, where the lane meets the next one.
+            anchors = centre[step // 2 :: step]
+            out.append(Label(text, anchors, optional=True, along_line=True, style=style))
+    return out
+
+
+def _spacing(points: FloatArray) -> float:
+    """Mean distance between consecutive points, shape (k, 2) (m)."""
+    if len(points) < 2:
+        return 0.0
+    return float(np.linalg.norm(points[-1] - points[0])) / (len(points) - 1)
+
+
+def _lane_blocks(sampling: RoadSampling) -> Iterator[tuple[int, FloatArray, FloatArray]]:
+    """Per lane with an area: its uid, outer and inner boundary samples, each (m, 2)."""
     lanes = sampling.lanes
-    out: list[FloatArray] = []
-    types: list[str] = []
     m = np.diff(lanes.grid_start)
     for uid in np.flatnonzero((lanes.lane_id != 0) & (m[lanes.lane_section] >= 2)):
         sec = int(lanes.lane_section[uid])
@@ -186,7 +299,20 @@ def lane_polygons(sampling: RoadSampling) -> tuple[list[FloatArray], list[str]]:
         t = lanes.t[lanes.point_start[sec] : lanes.point_start[sec + 1]].reshape(block.shape[:2])
         if np.all(np.abs(t[:, col] - t[:, inner]) < 1e-3):
             continue  # a lane of zero width
-        out.append(np.concatenate((block[:, col, :2], block[::-1, inner, :2])))
+        yield int(uid), block[:, col, :2], block[:, inner, :2]
+
+
+def _lane_centres(sampling: RoadSampling) -> Iterator[tuple[int, FloatArray]]:
+    for uid, outer, inner in _lane_blocks(sampling):
+        yield uid, 0.5 * (outer + inner)
+
+
+def lane_polygons(sampling: RoadSampling) -> tuple[list[FloatArray], list[str]]:
+    """One (k, 2) outline polygon and the lane type per lane record with an area."""
+    out: list[FloatArray] = []
+    types: list[str] = []
+    for uid, outer, inner in _lane_blocks(sampling):
+        out.append(np.concatenate((outer, inner[::-1])))
         types.append(sampling.surfaces[uid].type)
     return out, types
 
@@ -258,11 +384,8 @@ def _outline(color: str) -> list[Any]:
     return []
 
 
-def _draw_junctions(
-    ax: Any, net: RoadNetwork, polygons: list[FloatArray], sampling: RoadSampling, labels: bool
-) -> list[Any]:
-    from matplotlib.collections import PolyCollection
-    from matplotlib.patches import Patch
+def junction_hulls(net: RoadNetwork, sampling: RoadSampling) -> list[tuple[str, FloatArray]]:
+    """Each junction's id and the convex hull of its roads' lanes, shape (k, 2) (m)."""
     from scipy.spatial import ConvexHull, QhullError
 
     if not net.junctions:
@@ -276,15 +399,22 @@ def _draw_junctions(
         block = lanes.section_points(sec)
         if block.size:
             by_junction.setdefault(jid, []).append(block[:, :, :2].reshape(-1, 2))
-    hulls, names = [], []
+    out = []
     for jid, pts in by_junction.items():
         p = np.concatenate(pts)
         try:
             hull = ConvexHull(p)
         except (QhullError, ValueError):
             continue
-        hulls.append(p[hull.vertices])
-        names.append(jid)
+        out.append((jid, p[hull.vertices]))
+    return out
+
+
+def _draw_junctions(ax: Any, named_hulls: list[tuple[str, FloatArray]]) -> list[Any]:
+    from matplotlib.collections import PolyCollection
+    from matplotlib.patches import Patch
+
+    hulls = [hull for _, hull in named_hulls]
     if not hulls:
         return []
     # The tint goes under the lanes (it shows between them), the outline over them.
@@ -301,21 +431,6 @@ def _draw_junctions(
             zorder=2,
         )
     )
-    if labels:
-        for hull, jid in zip(hulls, names, strict=True):
-            cx, cy = hull.mean(axis=0)
-            ax.text(
-                cx,
-                cy,
-                jid,
-                fontsize=6,
-                color="#e06a00",
-                fontweight="bold",
-                ha="center",
-                va="center",
-                zorder=6,
-                clip_on=True,
-            )
     return [
         Patch(facecolor=_JUNCTION_FILL, edgecolor=_JUNCTION_COLOR, linestyle="--", label="junction")
     ]
