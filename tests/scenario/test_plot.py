@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +11,12 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
+from matplotlib.image import imread
 
 from roadsim.cli import main
+from roadsim.errors import RoadsimError
 from roadsim.road.network import RoadNetwork
-from roadsim.scenario.load import load_scenario_with_map
+from roadsim.scenario.load import load_scenario, load_scenario_with_map
 from roadsim.scenario.paths import resolve_path
 from roadsim.scenario.plot import ZOOM_MARGIN, plot_scenario
 from roadsim.scenario.schema import PathObject, Scenario
@@ -167,3 +170,63 @@ def test_cli_errors_are_messages(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
     assert main(["scenario", "plot", "town", "-o", str(tmp_path / "town.xyz")]) == 2
     assert "cannot tell the image format" in capsys.readouterr().err
+
+
+# Six control points a metre apart, a cone and the ego beside them: labels must make room.
+CROWDED = """\
+name: crowded
+map: town
+ego:
+  spawn: {road: 1, lane: -1, s: 40}
+objects:
+  - type: path
+    id: a-rather-long-name
+    kind: pedestrian
+    path:
+      - {road: 1, lane: -1, s: 40, speed: 1.0}
+      - {road: 1, lane: -1, s: 41, speed: 1.0}
+      - {road: 1, lane: -1, s: 42, speed: 1.0}
+      - {road: 1, lane: -1, s: 43, speed: 1.0}
+      - {road: 1, lane: -1, s: 44, speed: 1.0}
+      - {road: 1, lane: -1, s: 45, speed: 1.0}
+  - type: cone
+    id: cone
+    position: {road: 1, lane: 1, s: 42}
+"""
+
+
+def test_labels_stay_apart_and_off_the_markers(tmp_path: Path) -> None:
+    path = tmp_path / "crowded.yaml"
+    path.write_text(CROWDED)
+    scenario, net = load_scenario_with_map(path)
+    ax = axes()
+    ax.set_xlim(-15, 15)
+    ax.set_ylim(40, 70)
+    plot_scenario(scenario, net, ax)
+    renderer = ax.figure.canvas.get_renderer()
+    texts = {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}
+    assert {"0", "1", "2", "3", "4", "5", "ego", "cone", "a-rather-long-name (pedestrian)"} <= set(
+        texts
+    )
+    for (a, p), (b, q) in itertools.combinations(texts.items(), 2):
+        gap_x = min(p.x1, q.x1) - max(p.x0, q.x0)
+        gap_y = min(p.y1, q.y1) - max(p.y0, q.y0)
+        assert gap_x <= 0.5 or gap_y <= 0.5, f"{a!r} overlaps {b!r}"
+    obj = scenario.objects[0]
+    assert isinstance(obj, PathObject)
+    for x, y in ax.transData.transform(resolve_path(obj, net).points):
+        for name, box in texts.items():
+            assert not (box.x0 < x < box.x1 and box.y0 < y < box.y1), f"{name!r} covers a point"
+
+
+def test_long_scenario_is_cut_into_strips(tmp_path: Path) -> None:
+    out = plot_scenario(*load_scenario_with_map("cut-in"), tmp_path / "cut-in.png", dpi=50)
+    h, w = imread(out).shape[:2]
+    assert h / w > 0.35  # in one panel the 1.5 km view was 0.2 as high as wide
+
+
+def test_resolution_is_bounded(tmp_path: Path) -> None:
+    scenario = load_scenario("crossing")
+    _, net = load_scenario_with_map("crossing")
+    with pytest.raises(RoadsimError, match="limit is 10000"):
+        plot_scenario(scenario, net, tmp_path / "big.png", size_in=200.0)

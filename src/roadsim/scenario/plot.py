@@ -19,8 +19,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from roadsim.road.mesh import sample_road_surface
+from roadsim.road.mesh import RoadSampling, sample_road_surface
 from roadsim.road.plot import map_name, plot_map
+from roadsim.road.plot_layout import (
+    AROUND,
+    Label,
+    check_resolution,
+    map_figure,
+    panel_views,
+    place_labels,
+)
 from roadsim.scenario.paths import resolve_path
 from roadsim.scenario.schema import VEHICLE_MODELS, PathObject
 from roadsim.scenario.validate import resolve_spawn
@@ -50,6 +58,10 @@ PATH_COLORS = (
 _EGO_FILL, _EGO_EDGE = "#ffffff", "#000000"
 _STATIC_FILL, _STATIC_EDGE = (0.85, 0.2, 0.15, 0.6), "#7b1e14"
 _KEY_COLOR = "#444444"  # legend entries that stand for every object's colour
+# Label ranks: the earlier ones are placed first and keep their best positions.
+_EGO, _NAME, _STATIC, _TARGET, _INDEX = range(5)
+#: An object's name goes under its first point, else around it.
+_BELOW = ((0.0, -12.0), (0.0, 12.0), *((2 * dx, 2 * dy) for dx, dy in AROUND))
 
 
 @dataclass(frozen=True)
@@ -95,6 +107,18 @@ class _Layout:
     scripted: list[_Scripted]
     ego: FloatArray | None
     statics: list[tuple[str, FloatArray]]
+
+    def markers(self) -> FloatArray:
+        """Where markers are drawn that labels must not cover, shape (k, 2)."""
+        parts = [np.zeros((0, 2))]
+        for obj in self.scripted:
+            parts.append(obj.points)
+            if obj.controller_target is not None:
+                parts.append(obj.controller_target[None, :])
+        if self.ego is not None:
+            parts.append(self.ego.mean(axis=0)[None, :])
+        parts += [outline.mean(axis=0)[None, :] for _, outline in self.statics]
+        return np.concatenate(parts)
 
     def extent_points(self) -> FloatArray:
         """Points whose bounding box holds everything drawn, shape (k, 2)."""
@@ -150,34 +174,46 @@ def plot_scenario(
     sampling = sample_road_surface(net)
     layout = _layout(scenario, net)
     view = _view(layout, sampling.lanes.points[:, :2], whole_map)
-    if isinstance(target, Axes):
-        ax = target
-        fig = None
-    else:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        dx, dy = view[2] - view[0], view[3] - view[1]
-        aspect = float(np.clip(dy / dx, 0.3, 1.6))
-        w, h = (size_in, size_in * aspect) if aspect <= 1.0 else (size_in / aspect, size_in)
-        fig = Figure(figsize=(w + (2.6 if legend else 0.4), h + 0.9), dpi=dpi)
-        FigureCanvasAgg(fig)
-        ax = fig.add_subplot()
-    if ax.get_autoscalex_on() and ax.get_autoscaley_on():
-        # Set before the map is drawn: plot_map keeps a set view and sizes road marks by it.
-        ax.set_xlim(view[0], view[2])
-        ax.set_ylim(view[1], view[3])
     if title is None:
         title = f"{scenario.name or 'scenario'} on {map_name(net)}"
-    plot_map(net, ax, title=title, legend=legend, sampling=sampling)
-    handles = _draw_scripted(ax, layout.scripted) + _draw_actors(ax, layout)
-    if legend:
-        _merge_legend(ax, handles)
-    if fig is None:
-        return ax
+    if isinstance(target, Axes):
+        if target.get_autoscalex_on() and target.get_autoscaley_on():
+            # Set before the map is drawn: plot_map keeps a set view and sizes road marks by it.
+            target.set_xlim(view[0], view[2])
+            target.set_ylim(view[1], view[3])
+        _draw(target, scenario, net, sampling, layout, title, legend)
+        return target
+    check_resolution(size_in, dpi)
+    panels = panel_views(sampling.lanes.points[:, :2], view)
+    fig, axes = map_figure(panels, size_in=size_in, dpi=dpi, legend=legend)
+    if len(axes) > 1:
+        order = "top to bottom" if panels.along == 0 else "left to right"
+        title = f"{title}\n(in {len(axes)} strips, {order})"
+    for k, ax in enumerate(axes):
+        _draw(ax, scenario, net, sampling, layout, title if k == 0 else "", legend and k == 0)
+        if panels.along == 0 and k < len(axes) - 1:
+            ax.set_xlabel("")
     path = Path(target)
     fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
     return path
+
+
+def _draw(
+    ax: Any,
+    scenario: Scenario,
+    net: RoadNetwork,
+    sampling: RoadSampling,
+    layout: _Layout,
+    title: str,
+    legend: bool,
+) -> None:
+    """The map, then the scenario over it, then every label, placed apart."""
+    plot_map(net, ax, title=title, legend=legend, sampling=sampling)
+    labels: list[tuple[int, Label]] = []
+    handles = _draw_scripted(ax, layout.scripted, labels) + _draw_actors(ax, layout, labels)
+    place_labels(ax, _by_priority(labels), layout.markers(), obstacle_pt=4.5)
+    if legend:
+        _merge_legend(ax, handles)
 
 
 def _layout(scenario: Scenario, net: RoadNetwork) -> _Layout:
@@ -245,7 +281,10 @@ def _view(
     return (float(lo[0] - pad), float(lo[1] - pad), float(hi[0] + pad), float(hi[1] + pad))
 
 
-def _draw_scripted(ax: Any, scripted: list[_Scripted]) -> list[Any]:
+def _draw_scripted(
+    ax: Any, scripted: list[_Scripted], labels: list[tuple[int, Label]]
+) -> list[Any]:
+    """Paths, control points, creation radii and targets; their labels go to ``labels``."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Circle
 
@@ -273,31 +312,17 @@ def _draw_scripted(ax: Any, scripted: list[_Scripted]) -> list[Any]:
             linewidths=1.2,
             zorder=8,
         )
-        for i, (px, py) in enumerate(obj.points.tolist()):
-            ax.annotate(
-                str(i),
-                (px, py),
-                xytext=(4, 4),
-                textcoords="offset points",
-                fontsize=6.5,
-                fontweight="bold",
-                color=color,
-                path_effects=halo,
-                zorder=9,
-                annotation_clip=True,
+        style = {"fontweight": "bold", "color": color, "path_effects": halo, "zorder": 9}
+        labels.append(
+            (
+                _NAME,
+                Label(obj.label, obj.points[:1], offsets=_BELOW, style={**style, "fontsize": 7}),
             )
-        ax.annotate(
-            obj.label,
-            tuple(obj.points[0]),
-            xytext=(6, -12),
-            textcoords="offset points",
-            fontsize=7,
-            fontweight="bold",
-            color=color,
-            path_effects=halo,
-            zorder=9,
-            annotation_clip=True,
         )
+        for i, point in enumerate(obj.points):
+            labels.append(
+                (_INDEX, Label(str(i), point[None, :], AROUND, style={**style, "fontsize": 6.5}))
+            )
         if obj.creation_radius > 0:
             ax.add_patch(
                 Circle(
@@ -316,16 +341,17 @@ def _draw_scripted(ax: Any, scripted: list[_Scripted]) -> list[Any]:
             ax.plot([tx, cx], [ty, cy], color=color, ls="--", lw=0.8, zorder=7)
             ax.scatter([tx], [ty], s=130, marker="*", c=color, edgecolors="black", lw=0.6, zorder=9)
             ax.scatter([cx], [cy], s=40, marker="D", c=color, edgecolors="black", lw=0.6, zorder=9)
-            ax.annotate(
-                f"{obj.controller} arrives",
-                (cx, cy),
-                xytext=(6, 4),
-                textcoords="offset points",
-                fontsize=6.5,
-                color=color,
-                path_effects=halo,
-                zorder=9,
-                annotation_clip=True,
+            style = {"fontsize": 6.5, "color": color, "path_effects": halo, "zorder": 9}
+            labels.append(
+                (
+                    _TARGET,
+                    Label(
+                        f"{obj.controller} arrives",
+                        obj.controller_target[None, :],
+                        AROUND,
+                        style=style,
+                    ),
+                )
             )
 
     handles: list[Any] = [
@@ -363,8 +389,8 @@ def _draw_scripted(ax: Any, scripted: list[_Scripted]) -> list[Any]:
     return handles
 
 
-def _draw_actors(ax: Any, layout: _Layout) -> list[Any]:
-    """The ego's spawn and the static objects, as footprints with labels."""
+def _draw_actors(ax: Any, layout: _Layout, labels: list[tuple[int, Label]]) -> list[Any]:
+    """The ego's spawn and the static objects, as footprints; their labels go to ``labels``."""
     from matplotlib.collections import PolyCollection
     from matplotlib.patches import Patch
 
@@ -380,18 +406,10 @@ def _draw_actors(ax: Any, layout: _Layout) -> list[Any]:
                 zorder=6,
             )
         )
+        style = {"fontsize": 6.5, "color": _STATIC_EDGE, "path_effects": halo, "zorder": 9}
         for name, outline in layout.statics:
-            ax.annotate(
-                name,
-                tuple(outline.mean(axis=0)),
-                xytext=(5, 3),
-                textcoords="offset points",
-                fontsize=6.5,
-                color=_STATIC_EDGE,
-                path_effects=halo,
-                zorder=9,
-                annotation_clip=True,
-            )
+            centre = outline.mean(axis=0)[None, :]
+            labels.append((_STATIC, Label(name, centre, AROUND, style=style)))
         handles.append(
             Patch(facecolor=_STATIC_FILL, edgecolor=_STATIC_EDGE, label="scenario object")
         )
@@ -401,20 +419,21 @@ def _draw_actors(ax: Any, layout: _Layout) -> list[Any]:
                 [layout.ego], facecolors=_EGO_FILL, edgecolors=_EGO_EDGE, linewidths=1.0, zorder=8
             )
         )
-        ax.annotate(
-            "ego",
-            tuple(layout.ego.mean(axis=0)),
-            xytext=(6, 4),
-            textcoords="offset points",
-            fontsize=7,
-            fontweight="bold",
-            color=_EGO_EDGE,
-            path_effects=halo,
-            zorder=9,
-            annotation_clip=True,
-        )
+        style = {
+            "fontsize": 7,
+            "fontweight": "bold",
+            "color": _EGO_EDGE,
+            "path_effects": halo,
+            "zorder": 9,
+        }
+        labels.append((_EGO, Label("ego", layout.ego.mean(axis=0)[None, :], AROUND, style=style)))
         handles.append(Patch(facecolor=_EGO_FILL, edgecolor=_EGO_EDGE, label="ego spawn"))
     return handles
+
+
+def _by_priority(labels: list[tuple[int, Label]]) -> list[Label]:
+    """The labels, most important first (file order within a rank)."""
+    return [label for _, label in sorted(labels, key=lambda pair: pair[0])]
 
 
 def _halo() -> list[Any]:
