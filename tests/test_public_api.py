@@ -25,6 +25,15 @@ def test_exported_members() -> None:
 def test_error_tree() -> None:
     from roadsim import errors
 
-    for cls in (errors.MapError, errors.ScenarioError, errors.QueryError):
+    for cls in (
+        errors.MapError,
+        errors.ScenarioError,
+        errors.QueryError,
+        errors.ArgumentError,
+        errors.ArgumentTypeError,
+    ):
         assert issubclass(cls, errors.RoadsimError)
+    # Bad arguments are also what Python code expects to catch for them.
+    assert issubclass(errors.ArgumentError, ValueError)
+    assert issubclass(errors.ArgumentTypeError, TypeError)
     assert issubclass(errors.MapWarning, UserWarning)

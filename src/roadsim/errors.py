@@ -6,12 +6,22 @@ was expected, so that the CLI can print it in one or two lines without a traceba
     RoadsimError
     ├── MapError          a malformed or inconsistent OpenDRIVE file
     ├── ScenarioError     a scenario file that does not validate
-    └── QueryError        a query on a road network with arguments that do not exist
+    ├── QueryError        a query on a road network with arguments that do not exist
+    ├── ArgumentError     a Python call with a value out of its range (also a ValueError)
+    └── ArgumentTypeError a Python call with an argument of the wrong type (also a TypeError)
 """
 
 from __future__ import annotations
 
-__all__ = ["MapError", "MapWarning", "QueryError", "RoadsimError", "ScenarioError"]
+__all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
+    "MapError",
+    "MapWarning",
+    "QueryError",
+    "RoadsimError",
+    "ScenarioError",
+]
 
 
 class RoadsimError(Exception):
@@ -66,6 +76,16 @@ class QueryError(RoadsimError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class ArgumentError(RoadsimError, ValueError):
+    """A value a Python call cannot take: NaN, a negative duration, a point beyond the end
+    of a road. The message names the argument, the value and what was expected."""
+
+
+class ArgumentTypeError(RoadsimError, TypeError):
+    """An argument of the wrong type: a string for a number, ``0.5`` for an id. The message
+    names the argument, what it got and what was expected."""
 
 
 class MapWarning(UserWarning):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import roadsim
-from roadsim.errors import QueryError
+from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError
 from roadsim.road.network import RoadNetwork
 from roadsim.road.xodr import read_xodr
 from tests.conftest import CORPUS_MAPS
@@ -164,6 +164,35 @@ def test_unknown_road_or_lane_is_a_query_error() -> None:
         QueryError, match="road r has no lane -4 at s=10; lanes there: -2, -1, 0, 1"
     ):
         net.lane_width("r", -4, 10.0)
+
+
+def test_to_world_refuses_s_outside_the_road() -> None:
+    net = network(single_road(STRAIGHT, TWO_LANES))
+    x, _, _ = net.to_world("r", [0.0, 100.0, 100.0005, -0.0005], 0.0)  # ends, and rounding
+    assert np.allclose(x, [10.0, 110.0, 110.0005, 9.9995])
+    assert np.isnan(net.to_world("r", math.nan, 0.0)[0])  # localize's off-road answer
+    for s in (100.01, -5.0, [50.0, 1e6]):
+        with pytest.raises(ArgumentError, match=r"test\.xodr: s=\S+ is outside road r, "):
+            net.to_world("r", s, 0.0)
+    with pytest.raises(ValueError, match="which runs from s=0 to s=100 m"):
+        net.to_world("r", 1e6, 0.0)
+
+
+def test_lane_uids_must_be_integers() -> None:
+    net = network(single_road(STRAIGHT, TWO_LANES))
+    uid = int(net.lane_uid("r", -1, 10.0))
+    assert net.successors(np.int64(uid)) == net.successors(uid)
+    assert net.left_neighbour(np.int32(uid)) == net.left_neighbour(uid)
+    for bad in (uid + 0.9, float(uid), True, "1", None):
+        with pytest.raises(ArgumentTypeError, match="uid: expected an integer id"):
+            net.successors(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        net.predecessors(0.5)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError, match=r"lane: expected integer ids, got 0\.5 \(float\)"):
+        net.distance_to_end_of_lane([uid, 0.5], [0.0, 0.0])
+    with pytest.raises(ArgumentTypeError, match="route: expected integer ids"):
+        net.distance_to_end_of_lane([uid], [0.0], route=[uid, 1.5])  # type: ignore[list-item]
+    assert net.distance_to_end_of_lane(np.array([uid], dtype=np.uint8), [0.0]).shape == (1,)
 
 
 def test_builtin_name_and_path_load_the_same(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._checks import as_id, as_ids
 from roadsim.errors import QueryError
 from roadsim.road.lanes import LANE_TYPES, lane_type_code
 from roadsim.road.signals import SignalAhead, SignalIndex
@@ -187,10 +188,9 @@ class LaneGraph:
 
         Raises:
             QueryError: For a uid that is not a lane of the network.
+            ArgumentTypeError: For a uid that is not an integer.
         """
-        lane_arr, s_arr = np.broadcast_arrays(
-            np.asarray(lane, dtype=np.int64), np.asarray(s, dtype=np.float64)
-        )
+        lane_arr, s_arr = np.broadcast_arrays(as_ids(lane, "lane"), np.asarray(s, dtype=np.float64))
         u = lane_arr.ravel()
         sv = s_arr.ravel()
         self._check_uids(u)
@@ -278,7 +278,7 @@ class LaneGraph:
     def _route_downstream(
         self, route: Sequence[int], codes: frozenset[int], default: FloatArray
     ) -> FloatArray:
-        r = np.asarray(route, dtype=np.int64).ravel()
+        r = as_ids(route, "route").ravel()
         self._check_uids(r)
         allowed = self._allowed(codes)
         down = default.copy()
@@ -319,18 +319,19 @@ class LaneGraph:
 
         Raises:
             QueryError: For a uid (in ``lane`` or ``route``) that is not a lane.
+            ArgumentTypeError: For a uid that is not an integer.
         """
         if self._signals is None:
             self._signals = SignalIndex(self._net, self)
         self._check_uid(lane)
         if route is not None:
-            self._check_uids(np.asarray(route, dtype=np.int64).ravel())
+            self._check_uids(as_ids(route, "route").ravel())
         return self._signals.ahead(lane, s, horizon, route)
 
     # -- helpers ----------------------------------------------------------------------------------
 
     def _check_uid(self, uid: int) -> int:
-        u = int(uid)
+        u = as_id(uid, "uid")  # int(7.9) would be lane 7, silently
         if not 0 <= u < self.n_lanes:
             raise QueryError(f"no lane with uid {u} (the network has {self.n_lanes} lanes)")
         return u

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from roadsim.errors import QueryError
+from roadsim.errors import ArgumentError, QueryError
 from roadsim.road.geometry import ReferenceLines
 from roadsim.road.lanes import LaneTable
 from roadsim.road.model import Controller, Header, Junction, OpenDrive, Road, RoadObject, Signal
@@ -27,6 +27,9 @@ IntArray = npt.NDArray[np.int64]
 RoadIds = str | int | Sequence[str] | Sequence[int] | npt.NDArray[np.generic]
 
 _FD_STEP = 1e-3  # m, for derivatives of lateral offsets by central differences
+#: How far beyond its ends (m) `RoadNetwork.to_world` takes an s, for rounding in the
+#: caller's arithmetic (a road's length summed from its geometries, say).
+_S_TOLERANCE = 1e-3
 
 
 class RoadNetwork:
@@ -158,14 +161,31 @@ class RoadNetwork:
 
         Args:
             road_id: OpenDRIVE road id(s).
-            s: Position along the reference line (m).
-            t: Lateral position, positive to the left of the reference line (m).
+            s: Position along the reference line (m), in [0, the road's length]; NaN
+                gives NaN (so that `localize`'s answers off the road pass through).
+            t: Lateral position, positive to the left of the reference line (m); any value,
+                as the road frame reaches beside the road.
             h: Height above the road surface, along its normal (m).
 
         Returns:
             ``(x, y, z)`` arrays in the broadcast shape of the arguments.
+
+        Raises:
+            QueryError: For a road id the network does not have.
+            ArgumentError: For an s before the start or beyond the end of its road (by more
+                than 1 mm): the geometry would be extrapolated, which is no point of the
+                road.
         """
         road, (sv, tv, hv) = self._broadcast(road_id, s, t, h)
+        length = self.road_length[road]
+        outside = (sv < -_S_TOLERANCE) | (sv > length + _S_TOLERANCE)
+        if outside.any():
+            k = np.flatnonzero(outside.ravel())[0]
+            raise ArgumentError(
+                f"{self._name()}: s={float(sv.ravel()[k]):g} is outside road "
+                f"{self.road_ids[int(road.ravel()[k])]}, which runs from s=0 to "
+                f"s={float(length.ravel()[k]):g} m"
+            )
         shape = sv.shape
         x, y, z = self.to_world_index(road.ravel(), sv.ravel(), tv.ravel(), hv.ravel())
         return x.reshape(shape), y.reshape(shape), z.reshape(shape)
@@ -270,7 +290,11 @@ class RoadNetwork:
         return self
 
     def successors(self, uid: int) -> list[int]:
-        """Lane uids that follow lane ``uid`` in its driving direction."""
+        """Lane uids that follow lane ``uid`` in its driving direction.
+
+        Lane queries by uid raise `QueryError` for a uid the network does not have and
+        `ArgumentTypeError` for one that is not an integer (numpy integers are fine).
+        """
         return self.graph.successors(uid)
 
     def predecessors(self, uid: int) -> list[int]:
