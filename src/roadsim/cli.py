@@ -87,7 +87,10 @@ def register_map(groups: SubParsers) -> None:
     )
     plot.add_argument("--dpi", type=int, default=150, help="resolution (default: 150)")
     plot.add_argument(
-        "--size", type=float, default=10.0, help="longer side of the map in inches (default: 10)"
+        "--size",
+        type=float,
+        default=10.0,
+        help="longer side of the map in inches (default: 10; --size x --dpi at most 10000)",
     )
     plot.add_argument("--title", help="title (default: the map's name and size)")
     plot.add_argument(

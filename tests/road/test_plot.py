@@ -389,3 +389,9 @@ def test_cli_zoom_and_labels_draw(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert str(out) in capsys.readouterr().out
     h, w = imread(out).shape[:2]
     assert 0.7 < h / w < 1.3  # the square around the crossroads, not the town's shape
+
+
+def test_cli_help_states_the_size_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["map", "plot", "--help"])
+    assert f"at most {MAX_PIXELS}" in " ".join(capsys.readouterr().out.split())
