@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from roadsim import EgoCommand, Simulation
-from roadsim.errors import ScenarioError
+from roadsim.errors import ArgumentError, ArgumentTypeError, ScenarioError
 from roadsim.scenario.load import builtin_scenarios, validate_data
 from roadsim.world.state import VEHICLE
 from roadsim.world.traffic_lights import GREEN, RED
@@ -146,6 +147,54 @@ def test_ego_follows_acceleration_and_curvature_targets() -> None:
     sim.run(5.0)  # steering ramps up at its rate limit, then holds the curvature
     assert sim.state.yaw_rate[ego] == pytest.approx(16.0 * 0.01, rel=1e-6)
     assert sim.state.heading[ego] > heading + 0.5
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "message"),
+    [
+        ({"throttle": math.nan}, ArgumentError, "EgoCommand.throttle: expected a finite number"),
+        ({"steering": 1.5}, ArgumentError, r"EgoCommand.steering: .* in \[-1, 1\], got 1.5"),
+        ({"brake": -0.1}, ArgumentError, r"EgoCommand.brake: .* in \[0, 1\], got -0.1"),
+        ({"accel": math.inf}, ArgumentError, "EgoCommand.accel: expected a finite number"),
+        ({"curvature": math.nan}, ArgumentError, "EgoCommand.curvature: expected a finite"),
+        ({"throttle": "0.4"}, ArgumentTypeError, "EgoCommand.throttle: expected a number"),
+        ({"accel": {"x": 1}}, ArgumentTypeError, "EgoCommand.accel: expected a number"),
+        ({"brake": True}, ArgumentTypeError, "EgoCommand.brake: expected a number, got True"),
+    ],
+)
+def test_ego_commands_are_checked_when_made(
+    fields: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        EgoCommand(**fields)
+
+
+def test_ego_command_values_become_floats() -> None:
+    cmd = EgoCommand(throttle=np.float32(0.5), steering=-1, accel=np.int64(-20))
+    assert (cmd.throttle, cmd.steering, cmd.accel, cmd.curvature) == (0.5, -1.0, -20.0, None)
+    assert all(type(v) is float for v in (cmd.throttle, cmd.brake, cmd.steering, cmd.accel))
+
+
+def test_bad_durations_ids_and_commands_are_refused() -> None:
+    sim = scenario(
+        map="ring", dt=0.1, ego={"spawn": {"road": 1, "lane": -1, "s": 10}}, traffic={"count": 3}
+    )
+    for duration in (-1.0, math.nan, math.inf):
+        with pytest.raises(ArgumentError, match="duration: expected a"):
+            sim.run(duration)
+    with pytest.raises(ArgumentTypeError, match="duration: expected a number"):
+        sim.run("1")  # type: ignore[arg-type]
+    assert sim.run(0.0) == 0 and sim.frame == 0
+    actor = int(sim.state.id[sim.state.active][0])
+    for bad in (actor + 0.5, True):
+        with pytest.raises(ArgumentTypeError, match="actor_id: expected an integer id"):
+            sim.driver_view(bad)  # type: ignore[arg-type]
+    with pytest.raises(ArgumentTypeError, match=r"ids: expected integer ids, got 0\.5"):
+        sim.driver_views([actor, 0.5])
+    assert sim.driver_view(np.int64(actor)).id == actor
+    with pytest.raises(ArgumentTypeError, match="expected an EgoCommand or None, got dict"):
+        sim.drive_ego({"throttle": 1.0})  # type: ignore[arg-type]
+    assert sim.frame == 0
 
 
 def test_ego_without_commands_drives_on_autopilot() -> None:

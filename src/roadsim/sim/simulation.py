@@ -43,11 +43,12 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._checks import as_id, as_ids, as_number
 from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.scripted import ScriptedObjects
 from roadsim.agents.traffic import TrafficModel, TrafficParams
-from roadsim.errors import QueryError, ScenarioError
+from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError, ScenarioError
 from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, validate_against_map
@@ -95,7 +96,12 @@ class EgoCommand:
 
     Either pedals and wheel (``throttle`` and ``brake`` in [0, 1], ``steering`` in [-1, 1]
     of the maximum angle, positive left) or targets (``accel`` in m/s^2, ``curvature`` in
-    1/m); targets win where both are given.
+    1/m, any finite value: the vehicle's limits bound what it does); targets win where both
+    are given.
+
+    Raises:
+        ArgumentTypeError: For a value that is not a number (a string, a dict, a bool).
+        ArgumentError: For NaN, an infinity, or pedals and wheel outside their ranges.
     """
 
     throttle: float = 0.0
@@ -103,6 +109,17 @@ class EgoCommand:
     steering: float = 0.0
     accel: float | None = None
     curvature: float | None = None
+
+    def __post_init__(self) -> None:
+        # Checked here, not in the tick: a NaN would make the ego's pose NaN for good, and
+        # a string would fail a tick later, far from the call that gave it.
+        ranges = {"throttle": (0.0, 1.0), "brake": (0.0, 1.0), "steering": (-1.0, 1.0)}
+        for name, (low, high) in ranges.items():
+            value = as_number(getattr(self, name), f"EgoCommand.{name}", low=low, high=high)
+            object.__setattr__(self, name, value)
+        for name in ("accel", "curvature"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, as_number(getattr(self, name), f"EgoCommand.{name}"))
 
 
 class Simulation:
@@ -293,8 +310,14 @@ class Simulation:
         """Runs ``duration`` seconds (the scenario's by default); returns frames run.
 
         ``on_step`` is called after every tick; returning True stops the run early.
+
+        Raises:
+            ArgumentError: For a negative, NaN or infinite duration.
+            ArgumentTypeError: For a duration that is not a number.
         """
-        steps = round((self.scenario.duration if duration is None else duration) / self.dt)
+        if duration is None:
+            duration = self.scenario.duration
+        steps = round(as_number(duration, "duration", low=0.0) / self.dt)
         for k in range(steps):
             self.step()
             if on_step is not None and on_step(self):
@@ -310,9 +333,14 @@ class Simulation:
 
         Raises:
             ValueError: If the scenario has no ego.
+            ArgumentTypeError: If ``command`` is neither an `EgoCommand` nor None.
         """
         if self.ego_slot is None:
             raise ValueError("this scenario has no ego vehicle to drive")
+        if command is not None and not isinstance(command, EgoCommand):
+            raise ArgumentTypeError(
+                f"command: expected an EgoCommand or None, got {type(command).__name__}"
+            )
         self._ego_command = command
         self.state.control[self.ego_slot] = AUTOPILOT if command is None else EXTERNAL
 
@@ -492,12 +520,13 @@ class Simulation:
 
         Raises:
             QueryError: For an id that is no active actor.
+            ArgumentTypeError: For an id that is not an integer (``0.5``, ``True``).
         """
         st = self.state
         if ids is None:
             slots = np.flatnonzero(st.active & (st.kind == VEHICLE))
         else:
-            wanted = np.atleast_1d(np.asarray(ids, dtype=np.int64))
+            wanted = np.atleast_1d(as_ids(ids, "ids")).ravel()
             live = np.flatnonzero(st.active)
             order = np.argsort(st.id[live])
             where = np.searchsorted(st.id[live][order], wanted)
@@ -507,8 +536,8 @@ class Simulation:
             bad = ~(st.id[slots] == wanted) if found else np.ones(wanted.size, dtype=bool)
             if bad.any():
                 raise QueryError(f"no active actor with id {int(wanted[np.flatnonzero(bad)[0]])}")
-        if not visibility > 0.0:
-            raise ValueError(f"visibility must be > 0 m, got {visibility}")
+        if as_number(visibility, "visibility", low=0.0) == 0.0:
+            raise ArgumentError("visibility: expected a number > 0 (m), got 0")
         sensor = self.driver
         out = sensor.observe(
             sensor.actors(st, self.salt), sensor.occupancy(st), slots, self.time,
@@ -518,7 +547,7 @@ class Simulation:
 
     def driver_view(self, actor_id: int, *, visibility: float = DEFAULT_VISIBILITY) -> DriverView:
         """The driver sensor's view of one vehicle (see `driver_views`)."""
-        return self.driver_views([actor_id], visibility=visibility)[0]
+        return self.driver_views([as_id(actor_id, "actor_id")], visibility=visibility)[0]
 
     # -- summaries ----------------------------------------------------------------------------------------
 
