@@ -12,6 +12,7 @@ import pytest
 
 import roadsim
 from roadsim.cli import main
+from roadsim.errors import ArgumentError
 from tests.conftest import CORPUS
 
 MAPS = CORPUS / "maps"
@@ -105,6 +106,15 @@ def test_missing_file_and_unwritable_output(tmp_path: Path) -> None:
         and proc.stderr.startswith("roadsim: error: ")
         and "Traceback" not in proc.stderr
     )
+
+
+def test_empty_map_name_says_so() -> None:
+    proc = run("map", "info", "")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("roadsim: error: the map name is empty; give an .xodr file")
+    assert "directory" not in proc.stderr and "Traceback" not in proc.stderr
+    with pytest.raises(ArgumentError, match="the map name is empty"):
+        roadsim.load_map("")
 
 
 def test_unknown_image_format(tmp_path: Path) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.test_cli import ROADSIM, run
 
@@ -20,6 +23,13 @@ def test_run_prints_a_summary() -> None:
     assert "Simulated time    2.00 s" in text
     for field in ("Real-time factor", "Agent-steps/s", "Collisions", "Left the map"):
         assert field in text
+    # The wall time is the whole command's: loading and building are in it, and shown.
+    pattern = r"^(Wall time|  load and build|  compiling|  run) +([0-9.]+) s"
+    times = {m[1].strip(): float(m[2]) for m in re.finditer(pattern, text, re.MULTILINE)}
+    assert set(times) >= {"Wall time", "load and build", "run"}
+    assert times["load and build"] > 0
+    parts = times["load and build"] + times.get("compiling", 0.0) + times["run"]
+    assert times["Wall time"] == pytest.approx(parts, abs=0.02)
 
 
 def test_run_json_summary_with_seed() -> None:
@@ -32,6 +42,9 @@ def test_run_json_summary_with_seed() -> None:
     assert summary["vehicles"] > 100
     assert summary["agent_steps_per_s"] > 0
     assert summary["interrupted"] is False
+    assert summary["setup_s"] > 0 and summary["run_s"] > 0
+    parts = summary["setup_s"] + summary["compile_s"] + summary["run_s"]
+    assert summary["wall_s"] == pytest.approx(parts)
 
 
 def test_run_realtime_is_paced() -> None:
@@ -51,8 +64,8 @@ def test_ctrl_c_ends_with_the_summary() -> None:
     time.sleep(4.0)  # past start-up, into the run
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
-    assert "(interrupted)" in out
+    assert proc.returncode == 130, err  # 128 + SIGINT: the run did not finish
+    assert "(interrupted)" in out and "Wall time" in out
     assert "Traceback" not in err
 
 

@@ -76,15 +76,26 @@ def register_scenario(groups: SubParsers) -> None:
     plot.set_defaults(handler=_plot)
 
 
+#: The exit code of a run ended by Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+
+
 @dataclass(frozen=True)
 class RunSummary:
-    """What `roadsim run` reports."""
+    """What `roadsim run` reports.
+
+    Times are wall-clock seconds: ``setup_s`` loads and checks the scenario and its map
+    and builds the simulation, ``compile_s`` compiles the kernels (0 once they are
+    cached), ``run_s`` runs the ticks. The rates are of the ticks alone.
+    """
 
     scenario: str
     seed: int
     frames: int
     simulated_s: float
-    wall_s: float
+    setup_s: float
+    compile_s: float
+    run_s: float
     vehicles: int
     agent_steps: int
     collisions: int
@@ -92,20 +103,28 @@ class RunSummary:
     interrupted: bool
 
     @property
+    def wall_s(self) -> float:
+        """Wall time of the whole command, set-up and compiling included (s)."""
+        return self.setup_s + self.compile_s + self.run_s
+
+    @property
     def real_time_factor(self) -> float:
-        return self.simulated_s / self.wall_s if self.wall_s > 0 else float("inf")
+        return self.simulated_s / self.run_s if self.run_s > 0 else float("inf")
 
     @property
     def agent_steps_per_s(self) -> float:
-        return self.agent_steps / self.wall_s if self.wall_s > 0 else float("inf")
+        return self.agent_steps / self.run_s if self.run_s > 0 else float("inf")
 
     def to_text(self) -> str:
         lines = [
             f"Scenario          {self.scenario} (seed {self.seed})",
             f"Frames            {self.frames}" + ("  (interrupted)" if self.interrupted else ""),
             f"Simulated time    {self.simulated_s:.2f} s",
-            f"Wall time         {self.wall_s:.2f} s",
-            f"Real-time factor  {self.real_time_factor:,.1f}x",
+            f"Wall time         {self.wall_s:.2f} s in all",
+            f"  load and build  {self.setup_s:.2f} s",
+            *([f"  compiling       {self.compile_s:.2f} s"] if self.compile_s > 0 else []),
+            f"  run             {self.run_s:.2f} s",
+            f"Real-time factor  {self.real_time_factor:,.1f}x (of the run)",
             f"Vehicles          {self.vehicles} at the end",
             f"Agent-steps/s     {self.agent_steps_per_s:,.0f}",
             f"Collisions        {self.collisions}",
@@ -120,6 +139,9 @@ class RunSummary:
             "frames": self.frames,
             "simulated_s": self.simulated_s,
             "wall_s": self.wall_s,
+            "setup_s": self.setup_s,
+            "compile_s": self.compile_s,
+            "run_s": self.run_s,
             "real_time_factor": self.real_time_factor,
             "vehicles": self.vehicles,
             "agent_steps_per_s": self.agent_steps_per_s,
@@ -136,21 +158,24 @@ def _run(args: argparse.Namespace) -> int:
     from roadsim.scenario import load_scenario
     from roadsim.sim import Simulation
 
-    scenario = load_scenario(args.scenario)
+    begin = time.perf_counter()
     if args.duration is not None and not args.duration > 0:
         from roadsim.cli import _UsageError
 
         raise _UsageError("--duration must be positive")
+    scenario = load_scenario(args.scenario)
     scenario = scenario.with_overrides(seed=args.seed, duration=args.duration)
+    compile_s = 0.0
     if not compiled_before():
         # The first tick on a machine compiles the kernels: run it on a throwaway copy of
         # the scenario, so that the run's timing and progress bar measure simulation only.
         print(
-            "roadsim: compiling the simulation kernels (once per machine and version, "
-            "about 20 s)",
+            "roadsim: compiling the simulation kernels (once per machine and version, about 20 s)",
             file=sys.stderr,
         )
+        compile_start = time.perf_counter()
         Simulation(scenario).step()
+        compile_s = time.perf_counter() - compile_start
     sim = Simulation(scenario)
     steps = round(scenario.duration / sim.dt)
     interrupted = False
@@ -161,6 +186,7 @@ def _run(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
     bar = tqdm(total=steps, unit="frame", disable=args.no_progress, leave=False, mininterval=0.5)
     start = time.perf_counter()
+    setup_s = start - begin - compile_s
     try:
         for k in range(steps):
             if stop["now"]:
@@ -182,7 +208,9 @@ def _run(args: argparse.Namespace) -> int:
         seed=scenario.seed,
         frames=sim.frame,
         simulated_s=sim.time,
-        wall_s=wall,
+        setup_s=setup_s,
+        compile_s=compile_s,
+        run_s=wall,
         vehicles=sim.vehicle_count,
         agent_steps=agent_steps,
         collisions=len(sim.events),
@@ -190,7 +218,9 @@ def _run(args: argparse.Namespace) -> int:
         interrupted=interrupted,
     )
     print(json.dumps(summary.to_dict(), indent=2) if args.json else summary.to_text())
-    return 0
+    # Interrupted, the summary is still printed, but the exit code says the run did not
+    # finish (a script running `roadsim run && next` must not go on).
+    return EXIT_INTERRUPTED if interrupted else 0
 
 
 def _schema(args: argparse.Namespace) -> int:

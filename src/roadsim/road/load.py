@@ -6,7 +6,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from roadsim.errors import MapError
+from roadsim.errors import ArgumentError, MapError
 from roadsim.road.network import RoadNetwork
 from roadsim.road.xodr import read_xodr
 
@@ -18,7 +18,18 @@ def builtin_maps() -> list[str]:
 
 
 def resolve_map(source: str | Path) -> Path:
-    """The file behind a map argument: a path, or the name of a built-in map."""
+    """The file behind a map argument: a path, or the name of a built-in map.
+
+    Raises:
+        ArgumentError: For an empty name (which `pathlib` would take for the working
+            directory).
+        MapError: For a name that is neither a file nor a built-in map.
+    """
+    if str(source) == "":
+        raise ArgumentError(
+            "the map name is empty; give an .xodr file or the name of a built-in map "
+            f"({', '.join(builtin_maps())})"
+        )
     path = Path(source)
     if path.suffix == "" and not path.exists():
         folder = resources.files("roadsim.road") / "maps"
@@ -42,6 +53,7 @@ def load_map(source: str | Path) -> RoadNetwork:
     Raises:
         MapError: If the file cannot be read or is not valid OpenDRIVE; the message names
             the file, line, element and road.
+        ArgumentError: For an empty name.
     """
     start = time.perf_counter()
     path = resolve_map(source)
