@@ -1,45 +1,109 @@
-"""The compiled kernels' cache: valid only for the package sources it was built from."""
+"""The compiled kernels: their cache's staleness rules, the numba internals it relies on,
+and the threaded passes `njit_rows` writes."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
+import numba
+import numpy as np
 import pytest
+from numba.core import caching
 
-import roadsim
 from roadsim import _jit
 from roadsim.sensors.occupancy import sort_entries
 
 
 @pytest.fixture
-def fresh_stamp() -> Iterator[None]:
-    _jit.package_stamp.cache_clear()
-    yield
-    _jit.package_stamp.cache_clear()
+def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A stand-in for the roadsim package: ``roadsim/`` with a few modules."""
+    root = tmp_path / "roadsim"
+    (root / "world").mkdir(parents=True)
+    (root / "__init__.py").write_text("from roadsim.cli import main\n")
+    (root / "cli.py").write_text("from roadsim.world import kernels\n")
+    (root / "world" / "__init__.py").write_text("")
+    (root / "world" / "constants.py").write_text("LIMIT = 1\n")
+    (root / "world" / "kernels.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from roadsim.world.constants import LIMIT\n"
+        "from . import helpers\n"
+        "if TYPE_CHECKING:\n"
+        "    from roadsim.cli import main\n"
+        "def f():\n"
+        "    from roadsim import schema\n"
+    )
+    (root / "world" / "helpers.py").write_text("from .constants import LIMIT\n")
+    (root / "schema.py").write_text("A = 1\n")
+    monkeypatch.setattr(_jit, "_PACKAGE", root)
+    _jit.module_stamp.cache_clear()
+    _jit._imported.cache_clear()
+    yield root
+    _jit.module_stamp.cache_clear()
+    _jit._imported.cache_clear()
 
 
-@pytest.mark.usefixtures("fresh_stamp")
-def test_the_stamp_changes_with_any_source_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "a.py").write_text("A = 1\n")
-    (tmp_path / "sub" / "b.py").write_text("B = 2\n")
-    monkeypatch.setattr(_jit, "_PACKAGE", tmp_path)
-    first = _jit.package_stamp()
-    _jit.package_stamp.cache_clear()
-    assert _jit.package_stamp() == first  # same sources, same stamp
-    (tmp_path / "sub" / "b.py").write_text("B = 3\n")  # a constant another kernel reads
-    _jit.package_stamp.cache_clear()
-    assert _jit.package_stamp() != first
+def stamp_after(path: Path, edit: Path, text: str) -> tuple[str, str]:
+    """The stamp of the module at ``path`` before and after ``edit`` gets ``text``."""
+    before = _jit.module_stamp(path)
+    edit.write_text(text)
+    _jit.module_stamp.cache_clear()
+    _jit._imported.cache_clear()
+    return before, _jit.module_stamp(path)
 
 
-@pytest.mark.usefixtures("fresh_stamp")
-def test_roadsim_kernels_are_cached_under_the_package_stamp() -> None:
+def test_a_kernels_stamp_changes_with_its_module(package: Path) -> None:
+    kernels = package / "world" / "kernels.py"
+    before, after = stamp_after(kernels, kernels, kernels.read_text() + "X = 2\n")
+    assert before != after
+
+
+def test_a_kernels_stamp_changes_with_what_it_imports_directly_or_not(package: Path) -> None:
+    kernels = package / "world" / "kernels.py"
+    constants = package / "world" / "constants.py"
+    before, after = stamp_after(kernels, constants, "LIMIT = 2\n")  # through helpers too
+    assert before != after
+    before, after = stamp_after(kernels, package / "world" / "helpers.py", "B = 1\n")
+    assert before != after
+
+
+def test_a_kernels_stamp_ignores_modules_it_does_not_import(package: Path) -> None:
+    kernels = package / "world" / "kernels.py"
+    for other in ("cli.py", "__init__.py", "schema.py"):  # above it, type-only, lazy
+        before, after = stamp_after(kernels, package / other, "# edited\n")
+        assert before == after, other
+
+
+def test_the_stamp_is_the_same_for_the_same_sources(package: Path) -> None:
+    kernels = package / "world" / "kernels.py"
+    first = _jit.module_stamp(kernels)
+    _jit.module_stamp.cache_clear()
+    _jit._imported.cache_clear()
+    assert _jit.module_stamp(kernels) == first
+
+
+def test_the_real_kernels_modules_import_no_command_line_or_schema() -> None:
+    """Editing the CLI or the scenario schema compiles no kernel (issue [5/9])."""
+    package = _jit._PACKAGE
+    for module in ("world/collisions.py", "agents/traffic_kernels.py", "sensors/occupancy.py"):
+        closure = {package / module}
+        todo = [package / module]
+        while todo:
+            for other in _jit._imported(todo.pop()):
+                if other not in closure:
+                    closure.add(other)
+                    todo.append(other)
+        names = {p.relative_to(package).as_posix() for p in closure}
+        assert not names & {"cli.py", "cli_run.py", "scenario/schema.py", "__init__.py"}, names
+
+
+def test_roadsim_kernels_are_cached_under_their_module_stamp() -> None:
     locator = sort_entries._cache._impl.locator
-    assert isinstance(locator, _jit._PackageStamped)
-    assert locator.get_source_stamp() == _jit.package_stamp()
+    assert isinstance(locator, _jit._ModuleStamped)
+    source = Path(sort_entries.py_func.__code__.co_filename).resolve()
+    assert locator.get_source_stamp() == _jit.module_stamp(source)
 
 
 def test_other_code_keeps_numbas_own_cache(tmp_path: Path) -> None:
@@ -48,20 +112,63 @@ def test_other_code_keeps_numbas_own_cache(tmp_path: Path) -> None:
     assert _jit._InTreeLocator.from_function(lambda: 1, str(elsewhere)) is None
 
 
-def test_compiled_before_once_a_simulation_has_run() -> None:
-    roadsim.Simulation("town").step()  # compiles (or loads) the tick's kernels
-    assert _jit.compiled_before()
-
-
 def test_a_cache_index_naming_a_moved_class_reads_as_empty(monkeypatch: pytest.MonkeyPatch) -> None:
     """numba unpickles an index before it compares stamps: an index written by an older
     roadsim whose classes have moved must mean 'compile anew', not an ImportError."""
-    from numba.core import caching
-
-    from roadsim import _jit
 
     def moved(self: object) -> object:
         raise ModuleNotFoundError("No module named 'roadsim.agents.perception'")
 
     monkeypatch.setattr(_jit, "_load_index", moved)
     assert caching.IndexDataCacheFile._load_index(object()) == {}
+
+
+def test_the_numba_internals_the_cache_relies_on_are_there() -> None:
+    """The hooks use numba internals; pyproject.toml pins the minor version they were
+    written for. An upgrade that moves them fails here, not in a user's first run."""
+    assert caching.CacheImpl._locator_classes[:2] == [_jit._InTreeLocator, _jit._UserWideLocator]
+    assert hasattr(caching.InTreeCacheLocator, "get_source_stamp")
+    assert hasattr(caching.IndexDataCacheFile, "_load_index")
+    version = importlib.metadata.version("numba")
+    assert version.startswith("0.68."), version
+
+
+# -- the threaded passes ------------------------------------------------------------------------
+
+
+def test_chunks_for_keeps_few_rows_on_one_thread() -> None:
+    assert _jit.chunks_for(10) == 1
+    assert _jit.chunks_for(10**6) == numba.get_num_threads()
+    with _jit.always_split():
+        assert _jit.chunks_for(10) == numba.get_num_threads()
+    assert _jit.chunks_for(10) == 1
+
+
+def test_share_and_chunk_cover_every_row_once() -> None:
+    order = np.arange(10, 33)
+    for chunks in (1, 2, 3, 7):
+        seen = np.concatenate([_jit.chunk(order, c, chunks) for c in range(chunks)])
+        assert np.array_equal(seen, order)
+        spans = [_jit.share(23, c, chunks) for c in range(chunks)]
+        assert spans[0][0] == 0 and spans[-1][1] == 23
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+
+
+def test_a_threaded_pass_is_written_from_its_row_kernels_parameters() -> None:
+    from roadsim.agents.dynamics import _bicycle_rows, _bicycle_threaded
+
+    assert _bicycle_threaded.py_func.__name__ == "bicycle_rows_threaded"
+    assert _bicycle_threaded.py_func.__module__ == "roadsim.agents.dynamics"
+    params = list(_bicycle_rows.py_func.__code__.co_varnames[:19])
+    assert params[-2:] == ["c", "chunks"]
+    threaded = list(_bicycle_threaded.py_func.__code__.co_varnames[:18])
+    assert threaded == ["_chunks", *params[:-2]]
+
+
+def test_a_row_kernel_must_end_with_its_chunk() -> None:
+    @_jit.njit_loop
+    def rows(x: np.ndarray, first: int, stop: int) -> None:  # type: ignore[type-arg]
+        pass
+
+    with pytest.raises(TypeError, match=r"ends with \(c, chunks\)"):
+        _jit.njit_rows(rows)

@@ -10,6 +10,7 @@ def test_exported_members() -> None:
         "RoadNetwork",
         "Scenario",
         "Simulation",
+        "WarmupSummary",
         "WorldState",
         "__version__",
         "builtin_maps",
@@ -17,6 +18,7 @@ def test_exported_members() -> None:
         "errors",
         "load_map",
         "load_scenario",
+        "warmup",
     ]
     for name in roadsim.__all__:
         assert hasattr(roadsim, name)

@@ -1,6 +1,7 @@
 """roadsim: a fast, headless driving simulator on real OpenDRIVE road networks."""
 
 from roadsim import errors
+from roadsim.compiling import WarmupSummary, warmup
 from roadsim.road.load import builtin_maps, load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, builtin_scenarios, load_scenario
@@ -15,6 +16,7 @@ __all__ = [
     "RoadNetwork",
     "Scenario",
     "Simulation",
+    "WarmupSummary",
     "WorldState",
     "__version__",
     "builtin_maps",
@@ -22,4 +24,5 @@ __all__ = [
     "errors",
     "load_map",
     "load_scenario",
+    "warmup",
 ]

@@ -1,4 +1,4 @@
-"""Compiled loops: numba's ``njit`` behind one typed decorator.
+"""Compiled loops: numba's ``njit`` behind a few typed decorators.
 
 The tick's hot passes (localisation, perception, the traffic model, the bicycle model,
 collisions) are loops over vehicles, compiled once per machine and cached next to their
@@ -6,26 +6,33 @@ source (numba's ``cache=True``), so a tick is a handful of calls instead of hund
 numpy operations. They never use fast-math, and each row of a pass depends only on its
 inputs, so results are the same on every run: same scenario and seed, same bits.
 
-The heaviest passes split their rows over numba's threads (`njit_rows`; one a core,
-or ``NUMBA_NUM_THREADS``): each row writes only its own outputs, so the split changes
-nothing in the results. Compiling them takes longer (a minute more for the driver
-sensor's pass, once per machine); Python threads cost less to compile but about 0.1 ms
-a pass to hand rows over, more than the passes of 1,000 vehicles take.
+Passes over many rows split them over numba's threads (`njit_rows`): each row writes
+only its own outputs, so the split changes nothing in the results. How many chunks a
+pass is split in is an argument (`chunks_for`), never a compiled constant, so one cache
+serves every thread count, and a pass over few rows runs on the calling thread alone:
+handing rows to a second thread costs more than it saves there, and far more when the
+other core is busy (each pass then waits for the OS to schedule the second thread).
 
 ``error_model="numpy"`` makes a division by zero give inf or NaN as numpy does, instead
 of raising.
 
 Numba's cache checks only the source file of the function it compiled, but a kernel
 embeds the helpers it calls from other files, and the constants it reads from them. So
-the cached kernels of roadsim are stamped with a hash of every source file of the
-package instead (`_PackageStamped`): any change to the package compiles them
-anew, and a stale kernel is never loaded.
+the cached kernels of roadsim are stamped with a hash of their module's source and of
+every roadsim module it imports, directly or not (`module_stamp`): editing a module
+compiles again the kernels of the modules that import it, and no others; a stale kernel
+is never loaded. The cache hooks use numba internals (there is no public API for
+them); ``pyproject.toml`` pins numba's minor version and ``tests/test_jit.py`` checks
+the hooks.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -49,28 +56,81 @@ _NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
 _PACKAGE = Path(__file__).resolve().parent
 
 
+def _module_file(name: str) -> Path | None:
+    """The source file of roadsim module ``name`` (dotted), if there is one."""
+    parts = name.split(".")
+    if parts[0] != "roadsim":
+        return None
+    base = _PACKAGE.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
 @cache
-def package_stamp() -> str:
-    """A hash of every Python source file of the roadsim package."""
+def _imported(path: Path) -> frozenset[Path]:
+    """The roadsim modules that the module at ``path`` imports at its top level (not
+    those imported only for type checking or inside functions: a kernel cannot reach
+    code through them)."""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    package = ".".join(("roadsim", *path.relative_to(_PACKAGE).with_suffix("").parts))
+    if path.name == "__init__.py":
+        package = package.removesuffix(".__init__")
+    else:
+        package = package.rpartition(".")[0]
+    names: list[str] = []
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                names.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                names.append(base)
+                names.extend(f"{base}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.If):
+                if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+
+    visit(tree.body)
+    found = (_module_file(name) for name in names)
+    return frozenset(f for f in found if f is not None and f != path)
+
+
+@cache
+def module_stamp(path: Path) -> str:
+    """A hash of the source of the roadsim module at ``path`` and of every roadsim
+    module it imports, directly or through others (parent packages' ``__init__`` only
+    where a module imports them by name)."""
+    closure = {path}
+    todo = [path]
+    while todo:
+        for other in _imported(todo.pop()):
+            if other not in closure:
+                closure.add(other)
+                todo.append(other)
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        digest.update(path.relative_to(_PACKAGE).as_posix().encode())
-        digest.update(path.read_bytes())
+    for source in sorted(closure):
+        digest.update(source.relative_to(_PACKAGE).as_posix().encode())
+        digest.update(source.read_bytes())
     return digest.hexdigest()
 
 
-class _PackageStamped:
+class _ModuleStamped:
     """A numba cache locator mixin: for roadsim's files only, stamped with
-    `package_stamp` instead of the file's modification time, and kept apart by the
-    number of chunks the passes split their rows in (`CHUNKS`, a constant compiled
-    into them): a kernel compiled under ``NUMBA_NUM_THREADS=1`` runs every pass on one
-    thread however many a later process has."""
+    `module_stamp` instead of the file's modification time."""
+
+    _py_file: str
 
     def get_source_stamp(self) -> str:
-        return package_stamp()
-
-    def get_cache_path(self) -> str:
-        return str(Path(super().get_cache_path()) / f"chunks{CHUNKS}")  # type: ignore[misc]
+        return module_stamp(Path(self._py_file).resolve())
 
     @classmethod
     def from_function(cls, py_func: Callable[..., Any], py_file: str) -> Any:
@@ -79,11 +139,11 @@ class _PackageStamped:
         return super().from_function(py_func, py_file)  # type: ignore[misc]
 
 
-class _InTreeLocator(_PackageStamped, caching.InTreeCacheLocator):
+class _InTreeLocator(_ModuleStamped, caching.InTreeCacheLocator):
     """``__pycache__`` beside the source."""
 
 
-class _UserWideLocator(_PackageStamped, caching.UserWideCacheLocator):
+class _UserWideLocator(_ModuleStamped, caching.UserWideCacheLocator):
     """The user's cache directory, where the package's own is read-only."""
 
 
@@ -106,12 +166,7 @@ def _load_index_or_nothing(self: Any) -> Any:
 caching.IndexDataCacheFile._load_index = _load_index_or_nothing  # type: ignore[method-assign]
 
 
-# Chunks a pass over rows is split in (`njit_rows`): one a numba thread. A constant,
-# because a kernel that asks numba for its threads cannot be cached; with fewer threads
-# than this (``numba.set_num_threads``), a thread takes several chunks.
-CHUNKS: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
-
-_KERNELS: list[Any] = []  # every dispatcher called from Python, for `kernels_cached`
+_KERNELS: list[Any] = []  # every kernel (not the inlined helpers), for `kernels`
 
 
 def njit(fn: F) -> F:
@@ -119,6 +174,12 @@ def njit(fn: F) -> F:
     kernel = numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
     _KERNELS.append(kernel)
     return cast(F, kernel)
+
+
+def kernels() -> list[Any]:
+    """Every kernel of roadsim imported so far (numba dispatchers; not the helpers
+    inlined into them)."""
+    return list(_KERNELS)
 
 
 def compiled_before() -> bool:
@@ -158,22 +219,87 @@ def njit_loop(fn: F) -> F:
     return cast(F, kernel)
 
 
-def njit_rows(fn: F) -> F:
-    """Compiles a pass over rows that splits them over numba's threads: ``fn`` loops
-    with ``numba.prange`` over `CHUNKS` chunks, and its loop body is one call of a
-    `njit_loop` kernel on the chunk's rows (`chunk`). Every row must write only its own
-    outputs (no reductions; scratch, if any, by chunk), so the results do not depend on
-    the number of threads or on the split.
+def njit_rows(row: Callable[..., None]) -> Callable[..., None]:
+    """The threaded form of a pass over rows (generated from ``row``).
+
+    ``row`` is a `njit_loop` kernel whose last two parameters are ``c`` and ``chunks``:
+    it does chunk c of ``chunks`` of the pass's rows (`chunk` cuts an order of rows in
+    chunks, `share` a range), and every row writes only its own outputs (scratch, if
+    any, by chunk), so the results do not depend on the split. The kernel made here
+    takes ``chunks`` first (see `chunks_for`), then ``row``'s other parameters: with
+    one chunk it calls ``row`` once on the calling thread, else once a chunk in a
+    ``numba.prange`` loop over the threads. Its source is written from ``row``'s
+    parameter names, so the two never disagree, and ``row`` compiles one signature for
+    both ways.
 
     The body must stay one call: numba's parallel lowering (0.68) drops stores into
     arrays reached through a named tuple (``out.gap[i] = ...``) made in the prange body
     itself, but not those made inside a kernel called from it.
     """
+    py_func = row.py_func  # type: ignore[attr-defined]
+    params = list(inspect.signature(py_func).parameters)
+    if params[-2:] != ["c", "chunks"]:
+        raise TypeError(f"{py_func.__qualname__}: a row kernel ends with (c, chunks)")
+    args = "".join(f"{name}, " for name in params[:-2])
+    name = f"{py_func.__name__.strip('_')}_threaded"
+    source = (
+        f"def {name}(_chunks, {args}):\n"
+        f"    if _chunks <= 1:\n"
+        f"        _row({args}_np.int64(0), _np.int64(1))\n"
+        f"    else:\n"
+        f"        for _c in _prange(_chunks):\n"
+        f"            _row({args}_np.int64(_c), _np.int64(_chunks))\n"
+    )
+    # Compiled as if it stood in ``row``'s file, so that it is cached beside it.
+    namespace: dict[str, Any] = {
+        "__name__": py_func.__module__,
+        "_row": row,
+        "_np": np,
+        "_prange": numba.prange,
+    }
+    exec(compile(source, inspect.getfile(py_func), "exec"), namespace)
+    threaded = namespace[name]
+    threaded.__qualname__ = name
+    threaded.__doc__ = f"`{py_func.__name__}`, the rows split over the threads (`roadsim._jit.njit_rows`)."
     kernel = numba.njit(cache=True, nogil=True, error_model="numpy", parallel=True, **_NO_REFCOUNT)(
-        fn
+        threaded
     )
     _KERNELS.append(kernel)
-    return cast(F, kernel)
+    return cast(Callable[..., None], kernel)
+
+
+#: Rows a pass needs before it splits them over the threads, unless it says otherwise.
+MIN_PARALLEL_ROWS = 2048
+
+_always_split = False  # see `always_split`
+
+
+@contextmanager
+def always_split() -> Iterator[None]:
+    """Within this, every pass splits its rows over the threads however few they are
+    (the tests use it to check that the split changes nothing)."""
+    global _always_split
+    before, _always_split = _always_split, True
+    try:
+        yield
+    finally:
+        _always_split = before
+
+
+def split_from(min_rows: int = MIN_PARALLEL_ROWS) -> int:
+    """The rows from which a pass with threshold ``min_rows`` splits them (0 within
+    `always_split`)."""
+    return 0 if _always_split else min_rows
+
+
+def chunks_for(rows: int, min_rows: int = MIN_PARALLEL_ROWS) -> int:
+    """How many chunks a pass over ``rows`` rows is split in: one a numba thread
+    (``numba.get_num_threads()``: ``NUMBA_NUM_THREADS``, or ``numba.set_num_threads``
+    in this thread), or one alone below ``min_rows`` (`split_from`), where handing rows
+    to another thread costs more than it saves."""
+    if rows < split_from(min_rows):
+        return 1
+    return int(numba.get_num_threads())
 
 
 @njit_leaf
@@ -181,6 +307,12 @@ def chunk(order: npt.NDArray[np.int64], c: int, chunks: int) -> npt.NDArray[np.i
     """Chunk c of ``chunks`` equal runs of the visiting ``order`` (a view)."""
     n = order.shape[0]
     return order[c * n // chunks : (c + 1) * n // chunks]
+
+
+@njit_leaf
+def share(n: int, c: int, chunks: int) -> tuple[int, int]:
+    """Chunk c of ``chunks`` equal runs of ``range(n)``: its first and stop."""
+    return c * n // chunks, (c + 1) * n // chunks
 
 
 # -- prefetching ------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from roadsim import EgoCommand, Simulation
+from roadsim._jit import always_split
 from roadsim.errors import ArgumentError, ArgumentTypeError, ScenarioError
 from roadsim.scenario.load import builtin_scenarios, validate_data
 from roadsim.world.state import VEHICLE
@@ -94,9 +95,12 @@ def test_same_seed_gives_bit_identical_frames(name: str) -> None:
 
 
 def test_frames_do_not_depend_on_the_thread_count() -> None:
-    # The heavy passes split their rows over numba's threads (roadsim._jit.njit_rows).
+    # The heavy passes split their rows over numba's threads (roadsim._jit.njit_rows),
+    # here even where they are few.
     default = numba.get_num_threads()
-    parallel = run_arrays(Simulation("highway"), 100)
+    assert default > 1
+    with always_split():
+        parallel = run_arrays(Simulation("highway"), 100)
     numba.set_num_threads(1)
     try:
         serial = run_arrays(Simulation("highway"), 100)

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from numba import prange
 
-from roadsim._jit import CHUNKS, njit_leaf, njit_loop, njit_rows
+from roadsim._jit import chunks_for, njit_leaf, njit_loop, njit_rows, share
 from roadsim.world.lane_kernels import wrap
 
 FloatArray = npt.NDArray[np.float64]
@@ -123,8 +122,10 @@ def step_bicycle_slots(
     """
     if slip is None:
         slip = np.empty(np.shape(x)[0])
-    _bicycle_kernel(
-        np.ascontiguousarray(slots, dtype=np.int64),
+    slots = np.ascontiguousarray(slots, dtype=np.int64)
+    _bicycle_threaded(
+        chunks_for(slots.shape[0]),
+        slots,
         x,
         y,
         heading,
@@ -142,36 +143,6 @@ def step_bicycle_slots(
         np.ascontiguousarray(limits.max_steer_rate, dtype=np.float64),
         float(dt),
     )
-
-
-@njit_rows
-def _bicycle_kernel(
-    slots: IntArray,
-    x: FloatArray,
-    y: FloatArray,
-    heading: FloatArray,
-    speed: FloatArray,
-    steer: FloatArray,
-    accel: FloatArray,
-    yaw_rate: FloatArray,
-    slip: FloatArray,
-    accel_cmd: FloatArray,
-    steer_cmd: FloatArray,
-    wheelbase: FloatArray,
-    max_accel: FloatArray,
-    max_decel: FloatArray,
-    max_steer: FloatArray,
-    max_steer_rate: FloatArray,
-    dt: float,
-) -> None:
-    """`_bicycle_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
-    n = slots.shape[0]
-    for c in prange(CHUNKS):
-        _bicycle_rows(
-            slots, x, y, heading, speed, steer, accel, yaw_rate, slip, accel_cmd, steer_cmd,
-            wheelbase, max_accel, max_decel, max_steer, max_steer_rate, dt,
-            c * n // CHUNKS, (c + 1) * n // CHUNKS,
-        )  # fmt: skip
 
 
 @njit_loop
@@ -193,10 +164,11 @@ def _bicycle_rows(
     max_steer: FloatArray,
     max_steer_rate: FloatArray,
     dt: float,
-    first: int,
-    stop: int,
+    c: int,
+    chunks: int,
 ) -> None:
-    """Rows ``first:stop`` of `step_bicycle_slots`."""
+    """Chunk c of ``chunks`` of `step_bicycle_slots`'s rows."""
+    first, stop = share(slots.shape[0], c, chunks)
     for i in range(first, stop):
         k = slots[i]
         v0, d0 = speed[k], steer[k]
@@ -206,11 +178,11 @@ def _bicycle_rows(
         d1 = d0 + _clip(target - d0, -max_delta, max_delta)
         speed[k], steer[k], accel[k] = v1, d1, (v1 - v0) / dt
         # The slip angle beta = atan(tan(d1) / 2), from cos and sin of d1 (|d1| < pi/2).
-        c, s = math.cos(d1), math.sin(d1)
-        norm = math.sqrt(4.0 * c * c + s * s)
-        beta = math.atan2(s / norm, 2.0 * c / norm)
+        cos_d, sin_d = math.cos(d1), math.sin(d1)
+        norm = math.sqrt(4.0 * cos_d * cos_d + sin_d * sin_d)
+        beta = math.atan2(sin_d / norm, 2.0 * cos_d / norm)
         v_mean = 0.5 * (v0 + v1)
-        omega = v_mean / (0.5 * wheelbase[k]) * (s / norm)
+        omega = v_mean / (0.5 * wheelbase[k]) * (sin_d / norm)
         half = 0.5 * omega * dt
         # Exact arc: the chord leaves at half the turn, 2 sin(dpsi/2)/dpsi times the path.
         chord = v_mean * dt * (math.sin(half) / half if half != 0.0 else 1.0)
@@ -220,6 +192,9 @@ def _bicycle_rows(
         heading[k] = wrap(heading[k] + 2.0 * half)
         yaw_rate[k] = omega
         slip[k] = beta
+
+
+_bicycle_threaded = njit_rows(_bicycle_rows)
 
 
 @njit_leaf

@@ -12,17 +12,27 @@ is deterministic.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import prange
 from scipy.spatial import cKDTree
 
-from roadsim._jit import CHUNKS, chunk, njit, njit_leaf, njit_loop, njit_rows
+from roadsim._jit import (
+    chunk,
+    chunks_for,
+    njit,
+    njit_leaf,
+    njit_loop,
+    njit_rows,
+    share,
+    split_from,
+)
 from roadsim.sensors.occupancy import LaneOccupancy, rearmost
 from roadsim.world.lane_kernels import LaneArrays, choose_next
-from roadsim.world.routing import LaneInfo
+
+if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module imports)
+    from roadsim.world.routing import LaneInfo
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -109,7 +119,7 @@ class JunctionGate:
         _gaps(
             self.info.arrays, occ, self.boxed, self.granted, self.grant_age, me, lanes, start,
             entry_hop, wants_in, half_length, salt, speed_all, dt, self._conflicting,
-            self._position, out,
+            self._position, out, chunks_for(me.size), split_from(),
         )  # fmt: skip
         return out
 
@@ -133,6 +143,8 @@ def _gaps(
     conflicts: Conflicting,
     position: IntArray,
     out: FloatArray,
+    chunks: int,
+    split_requests: int,
 ) -> None:
     """`JunctionGate.gaps` in one compiled call (``out``: inf on entry): who asks, which
     lanes are held, what each candidate needs, and who is served.
@@ -143,10 +155,10 @@ def _gaps(
     asking = np.empty(me.size, dtype=np.bool_)
     held = np.zeros(lane_count, dtype=np.bool_)
     held_long = np.zeros(lane_count, dtype=np.bool_)
-    path = np.empty((CHUNKS, _MAX_PIECES + 1), dtype=np.int64)
+    path = np.empty((chunks, _MAX_PIECES + 1), dtype=np.int64)
     ask_hold(
-        la, occ, boxed, granted, grant_age, me, lanes, start, entry_hop, wants_in, dt,
-        half_length, salt, out, asking, held, held_long, path, np.arange(me.size),
+        chunks, la, occ, boxed, granted, grant_age, me, lanes, start, entry_hop, wants_in,
+        dt, half_length, salt, out, asking, held, held_long, path, np.arange(me.size),
     )  # fmt: skip
     # The candidates: vehicles that ask and have no promise yet.
     m = 0
@@ -174,14 +186,14 @@ def _gaps(
         is_long=np.empty(m, dtype=np.bool_),
     )
     grant = np.empty(m, dtype=np.bool_)
-    rows = np.arange(m)
+    few = chunks if m >= split_requests else 1
     request(
-        la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all, requests,
-        grant, path, rows,
+        few, la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all,
+        requests, grant, path,
     )  # fmt: skip
     any_long = bool(requests.is_long.any() or held_long.any())
     _first_requests(requests, position)
-    serve(requests, held, held_long, conflicts, position, any_long, grant, rows)
+    serve(few, requests, held, held_long, conflicts, position, any_long, grant)
     for c in range(m):
         for j in range(requests.start[c], requests.end[c]):
             position[requests.lane[j]] = -1
@@ -288,43 +300,6 @@ class Conflicting(NamedTuple):
     wide_idx: IntArray
 
 
-@njit_rows
-def ask_hold(
-    la: LaneArrays,
-    occ: LaneOccupancy,
-    boxed: BoolArray,
-    granted: BoolArray,
-    grant_age: FloatArray,
-    me: IntArray,
-    lanes: IntArray,
-    start: FloatArray,
-    entry_hop: IntArray,
-    wants_in: BoolArray,
-    dt: float,
-    half_length: FloatArray,
-    salt: UIntArray,
-    out: FloatArray,
-    asking: BoolArray,
-    held: BoolArray,
-    held_long: BoolArray,
-    path: IntArray,
-    rows: IntArray,
-) -> None:
-    """`_ask_hold_rows`, the vehicles and the occupancy's entries split over the threads
-    (each chunk with its own row of ``path``).
-
-    The chunks mark the lanes they find held in the same ``held`` and ``held_long``: a
-    mark only ever sets a byte to True, so whatever the order of two chunks' marks of a
-    lane, it ends True, and the arrays are the union of the chunks' marks (read only
-    after the pass). Marking per chunk and merging cost a serial pass over every lane."""
-    for c in prange(CHUNKS):
-        _ask_hold_rows(
-            la, occ, boxed, granted, grant_age, me, lanes, start, entry_hop, wants_in, dt,
-            half_length, salt, out, asking, held, held_long, path[c],
-            chunk(rows, c, CHUNKS), c,
-        )  # fmt: skip
-
-
 @njit_loop
 def _ask_hold_rows(
     la: LaneArrays,
@@ -344,13 +319,19 @@ def _ask_hold_rows(
     asking: BoolArray,
     held: BoolArray,
     held_long: BoolArray,
-    path: IntArray,
-    rows: IntArray,
+    paths: IntArray,
+    order: IntArray,
     c: int,
+    chunks: int,
 ) -> None:
-    """For the rows ``rows``: which vehicles ask to enter a junction this tick
-    (``asking``), and the lanes they hold; and the lanes held by chunk c of the
-    occupancy's entries.
+    """For chunk c of ``chunks`` of the rows ``order``: which vehicles ask to enter a
+    junction this tick (``asking``), and the lanes they hold; and the lanes held by
+    chunk c of the occupancy's entries (``paths[c]``: the chunk's scratch).
+
+    The chunks mark the lanes they find held in the same ``held`` and ``held_long``: a
+    mark only ever sets a byte to True, so whatever the order of two chunks' marks of a
+    lane, it ends True, and the arrays are the union of the chunks' marks (read only
+    after the pass). Marking per chunk and merging cost a serial pass over every lane.
 
     A vehicle asks when it wants to (`next_entry`) and its promise, if any, has not run
     out; the promises of vehicles that no longer ask, and of those that kept one too
@@ -358,13 +339,14 @@ def _ask_hold_rows(
 
     Held (``held``, and ``held_long`` for long vehicles): every connecting lane with an
     actor on it, the paths of vehicles inside, and the paths of vehicles let in."""
-    n = occ.uid.size
-    for e in range(c * n // CHUNKS, (c + 1) * n // CHUNKS):
+    path = paths[c]
+    first, stop = share(occ.uid.size, c, chunks)
+    for e in range(first, stop):
         if boxed[occ.uid[e]]:
             held[occ.uid[e]] = True
             if 2.0 * half_length[occ.slot[e]] >= LONG_VEHICLE:
                 held_long[occ.uid[e]] = True
-    for i in rows:
+    for i in chunk(order, c, chunks):
         k = me[i]
         asks = wants_in[i]
         if not asks:
@@ -390,30 +372,7 @@ def _ask_hold_rows(
                     held_long[path[j]] = True
 
 
-@njit_rows
-def request(
-    la: LaneArrays,
-    occ: LaneOccupancy,
-    boxed: BoolArray,
-    me: IntArray,
-    cand: IntArray,
-    lanes: IntArray,
-    entry_hop: IntArray,
-    half_length: FloatArray,
-    salt: UIntArray,
-    speed: FloatArray,
-    requests: Requests,
-    fits: BoolArray,
-    path: IntArray,
-    rows: IntArray,
-) -> None:
-    """`_request_rows`, the requests split over the threads (each chunk with its own row
-    of ``path``)."""
-    for c in prange(CHUNKS):
-        _request_rows(
-            la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed, requests,
-            fits, path[c], chunk(rows, c, CHUNKS),
-        )  # fmt: skip
+ask_hold = njit_rows(_ask_hold_rows)
 
 
 @njit_loop
@@ -430,34 +389,39 @@ def _request_rows(
     speed: FloatArray,
     requests: Requests,
     fits: BoolArray,
-    path: IntArray,
-    rows: IntArray,
+    paths: IntArray,
+    c: int,
+    chunks: int,
 ) -> None:
-    """For each request c of ``rows`` (a run), from vehicle row ``cand[c]``: the lanes
-    its path needs, whether it is long, and whether the lane its path leads into has room
-    for it or moving traffic (``fits``), so that a queue does not block the junction.
-    The paths of the run follow each other in ``requests.lane`` from where the run's
-    first request would start with the longest paths before it."""
-    if rows.size == 0:
-        return
-    at = rows[0] * (_MAX_PIECES + 1)
-    for c in rows:
-        i = cand[c]
+    """For each request q of chunk c of ``chunks`` (a run), from vehicle row
+    ``cand[q]``: the lanes its path needs, whether it is long, and whether the lane its
+    path leads into has room for it or moving traffic (``fits``), so that a queue does
+    not block the junction. The paths of the run follow each other in ``requests.lane``
+    from where the run's first request would start with the longest paths before it
+    (``paths[c]``: the chunk's scratch)."""
+    first, stop = share(cand.size, c, chunks)
+    path = paths[c]
+    at = first * (_MAX_PIECES + 1)
+    for q in range(first, stop):
+        i = cand[q]
         k = me[i]
         length = 2.0 * half_length[k]
-        requests.is_long[c] = length >= LONG_VEHICLE
+        requests.is_long[q] = length >= LONG_VEHICLE
         count, after = path_through(la, boxed, lanes[i, entry_hop[i]], salt[k], path)
-        requests.start[c] = at
+        requests.start[q] = at
         for j in range(count):
             requests.lane[at + j] = path[j]
         at += count
-        requests.end[c] = at
-        first = rearmost(occ, after)
-        fits[c] = (
-            first < 0
-            or occ.p[first] - half_length[occ.slot[first]] > length + _EXIT_MARGIN
-            or speed[occ.slot[first]] > _MOVING
+        requests.end[q] = at
+        rear = rearmost(occ, after)
+        fits[q] = (
+            rear < 0
+            or occ.p[rear] - half_length[occ.slot[rear]] > length + _EXIT_MARGIN
+            or speed[occ.slot[rear]] > _MOVING
         )
+
+
+request = njit_rows(_request_rows)
 
 
 @njit_leaf
@@ -479,25 +443,6 @@ def _first_requests(requests: Requests, position: IntArray) -> None:
                 position[lane] = c
 
 
-@njit_rows
-def serve(
-    requests: Requests,
-    held: BoolArray,
-    held_long: BoolArray,
-    conflicts: Conflicting,
-    position: IntArray,
-    any_long: bool,
-    grant: BoolArray,
-    rows: IntArray,
-) -> None:
-    """`_serve_rows`, the requests split over the threads."""
-    for c in prange(CHUNKS):
-        _serve_rows(
-            requests, held, held_long, conflicts, position, any_long, grant,
-            chunk(rows, c, CHUNKS),
-        )  # fmt: skip
-
-
 @njit_loop
 def _serve_rows(
     requests: Requests,
@@ -507,9 +452,10 @@ def _serve_rows(
     position: IntArray,
     any_long: bool,
     grant: BoolArray,
-    rows: IntArray,
+    c: int,
+    chunks: int,
 ) -> None:
-    """Which of the requests ``rows`` are granted this tick, first come first served
+    """Which of the requests of chunk c of ``chunks`` are granted this tick, first come first served
     (`_before`): clears ``grant[c]`` (set where the lane after the junction has room) of
     those refused.
 
@@ -520,10 +466,14 @@ def _serve_rows(
     (``any_long``: a request is long or a lane is held by a long vehicle).
     ``position`` holds the earliest request needing each lane (`_first_requests`).
     """
-    for c in rows:
+    first, stop = share(grant.size, c, chunks)
+    for q in range(first, stop):
         # (A request refused already, for want of room after the junction, stays so.)
-        if grant[c] and _refused(requests, held, held_long, conflicts, position, any_long, c):
-            grant[c] = False
+        if grant[q] and _refused(requests, held, held_long, conflicts, position, any_long, q):
+            grant[q] = False
+
+
+serve = njit_rows(_serve_rows)
 
 
 @njit_leaf

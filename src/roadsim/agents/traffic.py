@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._jit import chunks_for
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.junctions import JunctionGate
 from roadsim.agents.traffic_kernels import (
@@ -49,7 +50,7 @@ from roadsim.agents.traffic_kernels import (
     prepare,
     routes,
 )
-from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
+from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor, out_fits
 from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT, Out
 from roadsim.world.lane_kernels import by_lane, straight_headings
 from roadsim.world.routing import LANE_DROP, LaneInfo
@@ -207,13 +208,15 @@ class TrafficModel:
         target, p = np.empty(n, dtype=np.int64), np.zeros(n)
         view = sensor.out_for(n)
         gate = self.gate
-        while not observe_perceive(
-            self.info.arrays, sensor.tables, occ, sensed, want, visibility, shown, view,
-            Seen.of(view), actors, drivers, me, p, target, gate.granted, gate.boxed, self.stops,
-            self.routes, Perceived.empty(n), order, False,
-        ):  # fmt: skip
+        while True:
+            observe_perceive(
+                len(view.cursor), self.info.arrays, sensor.tables, occ, sensed, want, visibility,
+                shown, view, Seen.of(view), actors, drivers, me, p, target, gate.granted,
+                gate.boxed, self.stops, self.routes, Perceived.empty(n), order, False,
+            )  # fmt: skip
+            if out_fits(view):
+                return view
             view = sensor.grown(view)
-        return view
 
     # ---------------------------------------------------------------------------------------------
 
@@ -263,8 +266,9 @@ class TrafficModel:
             self._order, self._visibility = np.arange(n), np.full(n, VISIBILITY)
         order = self._order
         envelope_sq, curvature = np.empty(n), np.empty(n)
+        chunks = chunks_for(n)
         prepare(
-            la, self.straight_heading, actors, salt, me, self.target_uid, self.merge_into,
+            chunks, la, self.straight_heading, actors, salt, me, self.target_uid, self.merge_into,
             self.change_timer, round(time / dt) + 1, dt, p, target, extra, may_change, want,
             self.light_ahead, VISIBILITY, order, envelope_sq, curvature,
         )  # fmt: skip
@@ -283,11 +287,12 @@ class TrafficModel:
         while True:
             if self._seen_by is None or self._seen_by.main_side is not view.main_side:
                 self._seen_by = Seen.of(view)
-            if observe_perceive(
-                la, sensor.tables, occ, sensed, want, self._visibility, shown, view,
-                self._seen_by, actors, drivers, me, p, target, gate.granted, gate.boxed,
+            observe_perceive(
+                len(view.cursor), la, sensor.tables, occ, sensed, want, self._visibility, shown,
+                view, self._seen_by, actors, drivers, me, p, target, gate.granted, gate.boxed,
                 self.stops, self.routes, seen, order, True,
-            ):  # fmt: skip
+            )  # fmt: skip
+            if out_fits(view):
                 break
             target[:] = planned  # as before the pass, which runs again with more room
             view = sensor.grown(view)
@@ -300,7 +305,7 @@ class TrafficModel:
         # -- longitudinal, lateral, steering -------------------------------------------------------
         a, best, d = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n)
         decide(
-            la, seen_by, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
+            chunks, la, seen_by, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
             seen.lead_v, seen.obstacle, waits, envelope_sq, may_change,
             self.through_lane, float(params.politeness), bool(params.keep_right),
             float(params.idm.delta), a, best, self.straight_heading, planned, curvature, d, order,

@@ -17,10 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import prange
 
 from roadsim._jit import (
-    CHUNKS,
     PREFETCH_AHEAD,
     chunk,
     njit,
@@ -50,12 +48,12 @@ from roadsim.sensors.driver_kernels import (
     Actors,
     Out,
     Tables,
-    lists_fit,
     partial_row,
     prefetch_row,
     start_chunk,
 )
 from roadsim.sensors.occupancy import LaneOccupancy
+from roadsim.world.codes import ENVELOPE_DECEL, LANE_DROP, RED, YELLOW
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -68,9 +66,6 @@ from roadsim.world.lane_kernels import (
     signed_curvature,
     wrap,
 )
-from roadsim.world.lane_table import ENVELOPE_DECEL
-from roadsim.world.routing import LANE_DROP
-from roadsim.world.traffic_lights import RED, YELLOW
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -239,12 +234,15 @@ def _prepare_rows(
     want: IntArray,
     light_ahead: FloatArray,
     visibility: float,
-    order: IntArray,
+    visit: IntArray,
     envelope_sq: FloatArray,
     curvature: FloatArray,
+    c: int,
+    chunks: int,
 ) -> None:
     """What each vehicle ``me`` is about to do, and so needs to see (outputs by row,
-    written in place; rows visited in ``order``, see `roadsim._jit.njit_rows`).
+    written in place; rows visited in the order ``visit``, chunk c of ``chunks`` of it,
+    see `roadsim._jit.njit_rows`).
 
     Progress ``p``, lane-change ``target``, and the lane the vehicle signals it moves into
     (``extra_lane``, -1: none): the target of a change, or, before the end of a lane that
@@ -260,6 +258,7 @@ def _prepare_rows(
     curvature toward ``target`` (``curvature``, for `decide`'s wheel angle, `_steer`, which
     recomputes it only for vehicles whose target changes later in the tick).
     """
+    order = chunk(visit, c, chunks)
     n = order.shape[0]
     for j in range(n):
         prefetch_ahead(la, actors.uid, actors.s, me, order, j, 4)  # `_track` looks ahead
@@ -301,53 +300,7 @@ def _prepare_rows(
         want[i] = w
 
 
-@njit_rows
-def prepare(
-    la: LaneArrays,
-    heading: FloatArray,
-    actors: TrafficActors,
-    salt: UIntArray,
-    me: IntArray,
-    target_uid: IntArray,
-    merge_into: IntArray,
-    change_timer: FloatArray,
-    tick: int,
-    dt: float,
-    p: FloatArray,
-    target: IntArray,
-    extra_lane: IntArray,
-    may_change: BoolArray,
-    want: IntArray,
-    light_ahead: FloatArray,
-    visibility: float,
-    order: IntArray,
-    envelope_sq: FloatArray,
-    curvature: FloatArray,
-) -> None:
-    """`_prepare_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
-    for c in prange(CHUNKS):
-        _prepare_rows(
-            la,
-            heading,
-            actors,
-            salt,
-            me,
-            target_uid,
-            merge_into,
-            change_timer,
-            tick,
-            dt,
-            p,
-            target,
-            extra_lane,
-            may_change,
-            want,
-            light_ahead,
-            visibility,
-            chunk(order, c, CHUNKS),
-            envelope_sq,
-            curvature,
-        )
+prepare = njit_rows(_prepare_rows)
 
 
 @njit_leaf
@@ -441,46 +394,6 @@ def rear_in(seen: Seen, i: int, j: int) -> tuple[float, int]:
 # -- perceive ---------------------------------------------------------------------------------------
 
 
-@njit_rows
-def observe_perceive(
-    la: LaneArrays,
-    tab: Tables,
-    occ: LaneOccupancy,
-    sensed: Actors,
-    want: IntArray,
-    visibility: FloatArray,
-    shown: IntArray,
-    view: Out,
-    seen: Seen,
-    actors: TrafficActors,
-    drivers: Drivers,
-    me: IntArray,
-    p: FloatArray,
-    target: IntArray,
-    granted: BoolArray,
-    boxed: BoolArray,
-    stops: IntArray,
-    routes: Routes,
-    out: Perceived,
-    order: IntArray,
-    perceive_too: bool,
-) -> bool:
-    """The driver sensor's pass over the vehicles ``me`` (`roadsim.sensors.driver_kernels`,
-    rows that ask for less than everything: ``want`` below ``WANT_ALL``) with `perceive`
-    in the same loop, each row perceived while what its sensor saw is at hand (``seen``:
-    the arrays of ``view``). Returns whether the sensor's lists fitted (see `Out`); if
-    not, the caller enlarges them and runs the pass again, from ``target`` as it was
-    before (a row may have given up its change in it). Without ``perceive_too``, the
-    sensor's pass alone (which then compiles no second time for traffic's other use)."""
-    chunks = view.cursor.shape[0]
-    for c in prange(chunks):
-        _observe_perceive_rows(
-            la, tab, occ, sensed, want, visibility, shown, view, seen, actors, drivers, me, p,
-            target, granted, boxed, stops, routes, out, chunk(order, c, chunks), c, perceive_too,
-        )  # fmt: skip
-    return lists_fit(view)
-
-
 @njit_loop
 def _observe_perceive_rows(
     la: LaneArrays,
@@ -502,14 +415,22 @@ def _observe_perceive_rows(
     stops: IntArray,
     routes: Routes,
     out: Perceived,
-    order: IntArray,
-    c: int,
+    visit: IntArray,
     perceive_too: bool,
+    c: int,
+    chunks: int,
 ) -> None:
-    """The rows ``order`` of `observe_perceive`, as the sensor's chunk c. Once the
-    chunk's light lists have run out of room, its rows are only seen (the pass runs
-    again)."""
+    """The driver sensor's pass over the vehicles ``me`` (`roadsim.sensors.driver_kernels`,
+    rows that ask for less than everything: ``want`` below ``WANT_ALL``) with `perceive`
+    in the same loop, each row perceived while what its sensor saw is at hand (``seen``:
+    the arrays of ``view``), for chunk c of ``chunks`` of the order ``visit`` (the
+    sensor's chunk c). Once the chunk's light lists have run out of room, its rows are
+    only seen: the caller checks `roadsim.sensors.driver.out_fits` after the pass, and where they did not fit
+    enlarges them and runs the pass again, from ``target`` as it was before (a row may
+    have given up its change in it). Without ``perceive_too``, the sensor's pass alone
+    (which then compiles no second time for traffic's other use)."""
     start_chunk(view, c)
+    order = chunk(visit, c, chunks)
     for j in range(order.shape[0]):
         prefetch_row(la, occ, sensed, me, want, order, j)
         i = order[j]
@@ -518,6 +439,9 @@ def _observe_perceive_rows(
             perceive(
                 la, seen, actors, drivers, me, p, target, granted, boxed, stops, routes, out, i
             )
+
+
+observe_perceive = njit_rows(_observe_perceive_rows)
 
 
 @njit_leaf
@@ -628,9 +552,11 @@ def _decide_rows(
     planned: IntArray,
     curvature: FloatArray,
     steer: FloatArray,
-    order: IntArray,
+    visit: IntArray,
+    c: int,
+    chunks: int,
 ) -> None:
-    """IDM and MOBIL for each vehicle: writes the acceleration and the lane chosen
+    """IDM and MOBIL for each vehicle (chunk c of ``chunks`` of the order ``visit``): writes the acceleration and the lane chosen
     (``best``, its ``target`` where it stays) by row, and the wheel angle that keeps
     it on its ``target`` (`_steer`; `commit_changes` steers anew the vehicles whose
     change it lets start).
@@ -641,6 +567,7 @@ def _decide_rows(
     lanes' at their start, reached braking). MOBIL weighs the rows that ``may_change``
     with the neighbours their driver sensor saw (``seen``).
     """
+    order = chunk(visit, c, chunks)
     n = order.shape[0]
     for j in range(n):
         if j + PREFETCH_AHEAD < n:  # the lane rows of the route of a vehicle some rows on
@@ -676,42 +603,7 @@ def _decide_rows(
         )
 
 
-@njit_rows
-def decide(
-    la: LaneArrays,
-    seen: Seen,
-    actors: TrafficActors,
-    drivers: Drivers,
-    me: IntArray,
-    p: FloatArray,
-    target: IntArray,
-    lanes: IntArray,
-    start: FloatArray,
-    gap: FloatArray,
-    lead_v: FloatArray,
-    obstacle: FloatArray,
-    waits: FloatArray,
-    envelope_sq: FloatArray,
-    may_change: BoolArray,
-    through_lane: BoolArray,
-    politeness: float,
-    keep_right: bool,
-    delta: float,
-    accel: FloatArray,
-    best: IntArray,
-    heading: FloatArray,
-    planned: IntArray,
-    curvature: FloatArray,
-    steer: FloatArray,
-    order: IntArray,
-) -> None:
-    """`_decide_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
-    for c in prange(CHUNKS):
-        _decide_rows(
-            la, seen, actors, drivers, me, p, target, lanes, start, gap, lead_v, obstacle,
-            waits, envelope_sq, may_change, through_lane, politeness, keep_right, delta,
-            accel, best, heading, planned, curvature, steer, chunk(order, c, CHUNKS),
-        )  # fmt: skip
+decide = njit_rows(_decide_rows)
 
 
 @njit_leaf

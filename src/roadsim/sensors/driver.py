@@ -32,18 +32,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._jit import CHUNKS
+from roadsim._jit import chunks_for
 from roadsim.road.graph import END_OF_LANE_TYPES
 from roadsim.road.signals import SignalIndex
 from roadsim.scenario.schema import VEHICLE_MODELS
 from roadsim.sensors.driver_kernels import (
     END,
-    WANT_ALL,
     Actors,
     Out,
     Tables,
     observe,
-    observe_lean,
 )
 from roadsim.sensors.occupancy import LaneOccupancy, footprints
 from roadsim.sensors.view import MISSING, DriverViews, MarkingTable, SignalTable
@@ -157,7 +155,6 @@ class DriverSensor:
         slots: IntArray,
         time: float,
         *,
-        want: IntArray | int = WANT_ALL,
         visibility: FloatArray | float = DEFAULT_VISIBILITY,
         out: Out | None = None,
         order: IntArray | None = None,
@@ -169,8 +166,6 @@ class DriverSensor:
             occ: `occupancy` of this frame.
             slots: Actor slots of the vehicles, one row each.
             time: Simulation time (s), for the lights.
-            want: Per row or for all, what to find (`roadsim.sensors.driver_kernels`
-                WANT_* flags); everything by default.
             visibility: Per row or for all (m).
             out: Results of an earlier call over as many rows to write over; new arrays
                 by default.
@@ -182,21 +177,15 @@ class DriverSensor:
         """
         n = slots.shape[0]
         rows = np.ascontiguousarray(slots, dtype=np.int64)
-        wants = _per_row(want, n, np.int64)
         vis = _per_row(visibility, n, np.float64)
         shown = self.shown(time)
         if order is None:
             order = by_lane(actors.uid[rows], self.info.n)
         la, tab = self.info.arrays, self.tables
         out = self.out_for(n, out)
-        full = wants == WANT_ALL
-        # Whole views and lean rows are two kernels (see `observe_lean`), in one pass here.
-        passes = [k for k, used in ((observe, full.any()), (observe_lean, not full.all())) if used]
         while True:
-            fits = True
-            for at, kernel in enumerate(passes):
-                fits = kernel(la, tab, occ, actors, rows, wants, vis, shown, out, order, at == 0)
-            if fits:
+            observe(len(out.cursor), la, tab, occ, actors, rows, vis, shown, out, order)
+            if out_fits(out):
                 return out
             out = self.grown(out)
 
@@ -207,7 +196,7 @@ class DriverSensor:
     def out_for(self, n: int, out: Out | None = None) -> Out:
         """Results for a pass over ``n`` rows: ``out`` (an earlier pass's) where it fits,
         else new arrays."""
-        chunks = CHUNKS
+        chunks = chunks_for(n)
         if out is not None:
             sizes = (out.sign_signal.size, out.light_signal.size, out.mark_type.size)
             room = tuple(size * chunks for size in self._sizes)
@@ -280,6 +269,11 @@ class DriverSensor:
 
 
 _NO_LIGHTS = np.zeros(0, dtype=np.int64)
+
+
+def out_fits(out: Out) -> bool:
+    """Whether every chunk's lists of a pass fitted in its part of the flat arrays."""
+    return bool((out.cursor[:, :END] <= out.cursor[:, END : 2 * END]).all())
 
 
 def _per_row(value: npt.ArrayLike, n: int, dtype: type) -> npt.NDArray[Any]:

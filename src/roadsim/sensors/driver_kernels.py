@@ -21,7 +21,6 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import prange
 
 from roadsim._jit import PREFETCH_AHEAD, chunk, njit_leaf, njit_loop, njit_rows, prefetch
 from roadsim.sensors.occupancy import LaneOccupancy, lower, upper
@@ -646,75 +645,6 @@ def _reset(out: Out, i: int, w: int, c: int) -> None:
         out.mark_count[i, j] = 0
 
 
-@njit_rows
-def observe(
-    la: LaneArrays,
-    tab: Tables,
-    occ: LaneOccupancy,
-    actors: Actors,
-    rows: IntArray,
-    want: IntArray,
-    visibility: FloatArray,
-    shown: IntArray,
-    out: Out,
-    order: IntArray,
-    fresh: bool,
-) -> bool:
-    """The whole driver views (see the module docstring) of the vehicles in slots
-    ``rows`` whose ``want`` is `WANT_ALL` (the others are `observe_lean`'s), written to
-    ``out`` by row; ``shown`` says what each light of the plan shows. Rows are visited
-    in ``order``, in ``out.cursor.shape[0]`` chunks split over the threads (see `Out`);
-    each chunk's lists start at the start of its part of the flat arrays where
-    ``fresh``, else after those of the pass before.
-
-    Returns whether every chunk's lists fitted in its part of the flat arrays (if not,
-    the caller runs it again with larger ones)."""
-    chunks = out.cursor.shape[0]
-    for c in prange(chunks):
-        _full_rows(
-            la, tab, occ, actors, rows, want, visibility, shown, out, chunk(order, c, chunks), c,
-            fresh,
-        )  # fmt: skip
-    return lists_fit(out)
-
-
-@njit_rows
-def observe_lean(
-    la: LaneArrays,
-    tab: Tables,
-    occ: LaneOccupancy,
-    actors: Actors,
-    rows: IntArray,
-    want: IntArray,
-    visibility: FloatArray,
-    shown: IntArray,
-    out: Out,
-    order: IntArray,
-    fresh: bool,
-) -> bool:
-    """`observe` for the rows that ask for less than everything (the others are left
-    as they are). The two are apart because each compiles for minutes: a simulation
-    compiles only the one it uses, and traffic has its own loop over lean rows
-    (`roadsim.agents.traffic_kernels.observe_perceive`)."""
-    chunks = out.cursor.shape[0]
-    for c in prange(chunks):
-        _partial_rows(
-            la, tab, occ, actors, rows, want, visibility, shown, out, chunk(order, c, chunks), c,
-            fresh,
-        )  # fmt: skip
-    return lists_fit(out)
-
-
-@njit_leaf
-def lists_fit(out: Out) -> bool:
-    """Whether every chunk's lists fitted in its part of the flat arrays."""
-    for c in range(out.cursor.shape[0]):
-        for kind in range(END):
-            if out.cursor[c, kind] > out.cursor[c, END + kind]:
-                return False
-    return True
-
-
 @njit_leaf
 def start_chunk(out: Out, c: int) -> None:
     """Points chunk c's cursors at the start of its part of each flat array."""
@@ -722,32 +652,6 @@ def start_chunk(out: Out, c: int) -> None:
     for kind, size in enumerate((out.sign_signal.size, out.light_signal.size, out.mark_type.size)):
         out.cursor[c, kind] = c * (size // chunks)
         out.cursor[c, END + kind] = (c + 1) * (size // chunks)
-
-
-@njit_loop
-def _partial_rows(
-    la: LaneArrays,
-    tab: Tables,
-    occ: LaneOccupancy,
-    actors: Actors,
-    rows: IntArray,
-    want: IntArray,
-    visibility: FloatArray,
-    shown: IntArray,
-    out: Out,
-    order: IntArray,
-    c: int,
-    fresh: bool,
-) -> None:
-    """The rows of chunk c that ask for less than everything (see `Out`); the chunk's
-    lists start afresh where ``fresh``."""
-    if fresh:
-        start_chunk(out, c)
-    for j in range(order.shape[0]):
-        prefetch_row(la, occ, actors, rows, want, order, j)
-        i = order[j]
-        if want[i] != WANT_ALL:
-            partial_row(la, tab, occ, actors, rows, want, visibility, shown, out, i, c)
 
 
 @njit_leaf
@@ -767,7 +671,7 @@ def partial_row(
     """Row i, in chunk c, of a row that asks for less than everything (see `Out`). A
     pass that visits its rows itself (the traffic model's, which reads each row's
     results while they are at hand) calls `start_chunk` first, `prefetch_row` before
-    each row, and `lists_fit` after."""
+    each row, and `roadsim.sensors.driver.out_fits` after."""
     w = want[i]
     k = rows[i]
     _reset(out, i, w, c)
@@ -917,21 +821,19 @@ def _full_rows(
     occ: LaneOccupancy,
     actors: Actors,
     rows: IntArray,
-    want: IntArray,
     visibility: FloatArray,
     shown: IntArray,
     out: Out,
     order: IntArray,
     c: int,
-    fresh: bool,
+    chunks: int,
 ) -> None:
-    """The rows of chunk c that ask for everything: whole views; the chunk's lists start
-    afresh where ``fresh``."""
-    if fresh:
-        start_chunk(out, c)
-    for i in order:
-        if want[i] != WANT_ALL:
-            continue
+    """Whole driver views (see the module docstring) of the vehicles in slots ``rows``,
+    written to ``out`` by row, for chunk c of ``chunks`` of ``order`` (the order to
+    visit the rows in); ``shown`` says what each light of the plan shows. Each chunk's
+    lists start at the start of its part of the flat arrays (see `Out`)."""
+    start_chunk(out, c)
+    for i in chunk(order, c, chunks):
         k = rows[i]
         vis = visibility[i]
         salt = actors.salt[k]
@@ -983,3 +885,6 @@ def _full_rows(
 
         # -- the objects around ------------------------------------------------------------------
         _objects(la, tab, occ, actors, out, i, k, WANT_ALL, u, side, pc, half, vis, sign, c)
+
+
+observe = njit_rows(_full_rows)

@@ -15,9 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import prange
 
-from roadsim._jit import CHUNKS, chunk, njit, njit_leaf, njit_loop, njit_rows
+from roadsim._jit import chunk, chunks_for, njit, njit_leaf, njit_loop, njit_rows
 from roadsim._trig import sin_cos
 from roadsim.world.lane_kernels import LaneArrays, bounds, direction, prefetch_ahead, progress
 
@@ -70,7 +69,10 @@ def footprints(
     """
     if extra is None:
         extra = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
-    return LaneOccupancy(*_footprints(la, active, uid, s, t, heading, length, width, *extra))
+    chunks = chunks_for(uid.shape[0])
+    return LaneOccupancy(
+        *_footprints(la, active, uid, s, t, heading, length, width, *extra, chunks)
+    )
 
 
 class Placed(NamedTuple):
@@ -121,6 +123,7 @@ def _footprints(
     extra_slot: IntArray,
     extra_lane: IntArray,
     extra_p: FloatArray,
+    chunks: int,
 ) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray]:
     """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach)``. Two passes
     over the threads: `_place` (entries, counted by lane), then `_sort_lanes`; between
@@ -133,19 +136,19 @@ def _footprints(
         np.empty(2 * n, dtype=np.int64),
         np.empty(2 * n, dtype=np.int64),
         np.empty(2 * n),
-        np.zeros(CHUNKS, dtype=np.int64),
-        _edges(active, uid, lanes),
+        np.zeros(chunks, dtype=np.int64),
+        _edges(active, uid, lanes, chunks),
         np.empty(lanes + 1, dtype=np.int64),
-        np.zeros(CHUNKS, dtype=np.int64),
+        np.zeros(chunks, dtype=np.int64),
         np.empty(3 * n, dtype=np.int64),
         np.empty(3 * n, dtype=np.int64),
         np.empty(3 * n),
-        np.zeros(CHUNKS, dtype=np.int64),
+        np.zeros(chunks, dtype=np.int64),
     )
     reach = np.empty(n)
-    _place(la, active, uid, s, t, heading, length, width, placed, reach, np.arange(n))
+    _place(chunks, la, active, uid, s, t, heading, length, width, placed, reach, np.arange(n))
     total = 0
-    for c in range(CHUNKS):
+    for c in range(chunks):
         total += placed.own_count[c] + placed.stray_count[c]
     for e in range(extra_lane.shape[0]):
         if extra_lane[e] >= 0:
@@ -155,50 +158,27 @@ def _footprints(
     out_uid = np.empty(total, dtype=np.int64)
     out_p = np.empty(total)
     _sort_lanes(
-        placed, extra_slot, extra_lane, extra_p, np.empty(lanes, dtype=np.int64),
+        chunks, placed, extra_slot, extra_lane, extra_p, np.empty(lanes, dtype=np.int64),
         out_slot, out_uid, out_p,
     )  # fmt: skip
     return out_slot, out_uid, out_p, placed.ptr, reach
 
 
 @njit
-def _edges(active: BoolArray, uid: IntArray, lanes: int) -> IntArray:
+def _edges(active: BoolArray, uid: IntArray, lanes: int, chunks: int) -> IntArray:
     """The first lane of each chunk's share of the sort (see `Placed`), and ``lanes``
     after the last: the lane of the chunk's first slot on a lane, never below the edge
     before it."""
     n = uid.shape[0]
-    edge = np.zeros(CHUNKS + 1, dtype=np.int64)
-    edge[CHUNKS] = lanes
-    for c in range(1, CHUNKS):
+    edge = np.zeros(chunks + 1, dtype=np.int64)
+    edge[chunks] = lanes
+    for c in range(1, chunks):
         edge[c] = edge[c - 1]
-        for k in range(c * n // CHUNKS, (c + 1) * n // CHUNKS):
+        for k in range(c * n // chunks, (c + 1) * n // chunks):
             if active[k] and 0 <= uid[k] < lanes:
                 edge[c] = max(edge[c - 1], uid[k])
                 break
     return edge
-
-
-@njit_rows
-def _place(
-    la: LaneArrays,
-    active: BoolArray,
-    uid: IntArray,
-    s: FloatArray,
-    t: FloatArray,
-    heading: FloatArray,
-    length: FloatArray,
-    width: FloatArray,
-    placed: Placed,
-    reach: FloatArray,
-    order: IntArray,
-) -> None:
-    """`_place_rows`, the slots (``order``: all of them, in order) split over the
-    threads (`roadsim._jit.njit_rows`)."""
-    for c in prange(CHUNKS):
-        _place_rows(
-            la, active, uid, s, t, heading, length, width, placed, reach, order,
-            chunk(order, c, CHUNKS), c,
-        )  # fmt: skip
 
 
 @njit_loop
@@ -214,10 +194,10 @@ def _place_rows(
     placed: Placed,
     reach: FloatArray,
     slots: IntArray,
-    order: IntArray,
     c: int,
+    chunks: int,
 ) -> None:
-    """The entries of the slots k in ``order``, chunk c of ``slots`` (0, 1, 2, ...):
+    """The entries of the slots k of chunk c of ``chunks`` of ``slots`` (0, 1, 2, ...):
     the actor's own lane (lane -1 for a slot with no active actor on a lane), and its
     left and right neighbours where it reaches into them; and its ``reach``, by slot.
     Counts the entries in the chunk's own lanes, and lists those in others (see
@@ -226,8 +206,9 @@ def _place_rows(
     lo_lane, hi_lane = placed.edge[c], placed.edge[c + 1]
     for u in range(lo_lane, hi_lane):
         placed.ptr[u] = 0
-    side = 2 * (c * slots.shape[0] // CHUNKS)
-    stray = 3 * (c * slots.shape[0] // CHUNKS)
+    order = chunk(slots, c, chunks)
+    side = 2 * (c * slots.shape[0] // chunks)
+    stray = 3 * (c * slots.shape[0] // chunks)
     first, first_stray = side, stray
     own = 0
     for j in range(order.shape[0]):
@@ -273,6 +254,9 @@ def _place_rows(
     placed.own_count[c] = own
 
 
+_place = njit_rows(_place_rows)
+
+
 @njit_leaf
 def _stray(placed: Placed, at: int, k: int, u: int, q: float) -> int:
     """Lists slot k's entry in lane u, at q, as a stray at ``at``; returns the next place."""
@@ -280,22 +264,6 @@ def _stray(placed: Placed, at: int, k: int, u: int, q: float) -> int:
     placed.stray_lane[at] = u
     placed.stray_p[at] = q
     return at + 1
-
-
-@njit_rows
-def _sort_lanes(
-    placed: Placed,
-    extra_slot: IntArray,
-    extra_lane: IntArray,
-    extra_p: FloatArray,
-    fill: IntArray,
-    out_slot: IntArray,
-    out_uid: IntArray,
-    out_p: FloatArray,
-) -> None:
-    """`_sort_lane_rows` for each chunk's lanes, split over the threads."""
-    for c in prange(CHUNKS):
-        _sort_lane_rows(placed, extra_slot, extra_lane, extra_p, fill, out_slot, out_uid, out_p, c)
 
 
 @njit_loop
@@ -309,6 +277,7 @@ def _sort_lane_rows(
     out_uid: IntArray,
     out_p: FloatArray,
     c: int,
+    chunks: int,
 ) -> None:
     """`sort_entries` of the entries in chunk c's lanes (see `Placed`): those of `_place`
     in slot order, each slot's own lane before its neighbours, then the extra ones.
@@ -321,8 +290,8 @@ def _sort_lane_rows(
     start = 0
     for r in range(c):
         start += placed.own_count[r]
-    for r in range(CHUNKS):
-        at = 3 * (r * n // CHUNKS)
+    for r in range(chunks):
+        at = 3 * (r * n // chunks)
         for e in range(at, at + placed.stray_count[r]):
             lane = placed.stray_lane[e]
             if lane < lo_lane:
@@ -340,18 +309,18 @@ def _sort_lane_rows(
         placed.ptr[u] = fill[u] = start
         start += count
     ptr = placed.ptr
-    for r in range(CHUNKS):
+    for r in range(chunks):
         if r != c:
-            at = 3 * (r * n // CHUNKS)
+            at = 3 * (r * n // chunks)
             for e in range(at, at + placed.stray_count[r]):
                 lane = placed.stray_lane[e]
                 if lo_lane <= lane < hi_lane:
                     k, q = placed.stray_slot[e], placed.stray_p[e]
                     _insert(ptr, fill, out_slot, out_uid, out_p, k, lane, q)
             continue
-        e = 2 * (c * n // CHUNKS)
+        e = 2 * (c * n // chunks)
         end = e + placed.side_count[c]
-        for k in range(c * n // CHUNKS, (c + 1) * n // CHUNKS):
+        for k in range(c * n // chunks, (c + 1) * n // chunks):
             lane = placed.lane[k]
             if lo_lane <= lane < hi_lane:
                 _insert(ptr, fill, out_slot, out_uid, out_p, k, lane, placed.p[k])
@@ -364,6 +333,9 @@ def _sort_lane_rows(
         lane = extra_lane[e]
         if lo_lane <= lane < hi_lane:
             _insert(ptr, fill, out_slot, out_uid, out_p, extra_slot[e], lane, extra_p[e])
+
+
+_sort_lanes = njit_rows(_sort_lane_rows)
 
 
 @njit

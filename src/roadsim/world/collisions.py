@@ -44,9 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from numba import prange
 
-from roadsim._jit import CHUNKS, njit, njit_leaf, njit_loop, njit_rows
+from roadsim._jit import chunks_for, njit, njit_leaf, njit_loop, njit_rows, share
 
 __all__ = ["find_overlaps"]
 
@@ -108,11 +107,11 @@ def find_overlaps(
     if mask.ndim != 1 or any(v.shape != mask.shape for v in (x, y, h, ln, w)):
         shapes = ", ".join(str(v.shape) for v in (x, y, h, ln, w, mask))
         raise ValueError(f"find_overlaps needs arrays of one shape (N,), got {shapes}")
-    return _overlaps((x, y, h, ln, w), mask)
+    return _overlaps((x, y, h, ln, w), mask, chunks_for(mask.shape[0], _MIN_PARALLEL))
 
 
 @njit
-def _overlaps(boxes: Boxes, active: BoolArray) -> tuple[IntArray, IntArray]:
+def _overlaps(boxes: Boxes, active: BoolArray, chunks: int) -> tuple[IntArray, IntArray]:
     """`find_overlaps` on float64 arrays and a bool array of one shape (N,).
 
     Every temporary array costs page faults where the allocator has given its memory
@@ -126,15 +125,11 @@ def _overlaps(boxes: Boxes, active: BoolArray) -> tuple[IntArray, IntArray]:
     # figures of the boxes that do, per chunk of the boxes.
     ex = np.empty(n, np.float64)
     ey = np.empty(n, np.float64)
-    stats = np.empty((CHUNKS, _STATS), np.float64)
-    if n >= _MIN_PARALLEL:
-        _extents(x, y, heading, length, width, active, ex, ey, stats)
-    else:
-        stats[:] = 0.0
-        _extent_rows(x, y, heading, length, width, active, ex, ey, 0, n, stats[0])
+    stats = np.empty((chunks, _STATS), np.float64)
+    _extents(chunks, x, y, heading, length, width, active, ex, ey, stats)
     m = 0
     size_sum = size_max = 0.0
-    for c in range(CHUNKS):
+    for c in range(chunks):
         m += int(stats[c, _COUNT])
         size_sum += stats[c, _SIZE_SUM]
         size_max = max(size_max, stats[c, _SIZE_MAX])
@@ -145,8 +140,8 @@ def _overlaps(boxes: Boxes, active: BoolArray) -> tuple[IntArray, IntArray]:
     # Broad and narrow phase: the overlapping pairs, each once, as (lower, higher index).
     limit = _LARGE_FACTOR * size_sum / m
     grid = _grid(stats)
-    if CHUNKS > 1 and m >= _MIN_PARALLEL and size_max <= limit and grid[_NROWS] <= _MAX_ROWS:
-        pairs, count = _banded(boxes, ex, ey, grid, m)
+    if chunks > 1 and m >= _MIN_PARALLEL and size_max <= limit and grid[_NROWS] <= _MAX_ROWS:
+        pairs, count = _banded(boxes, ex, ey, grid, m, chunks)
     else:
         ids = np.empty(m, np.int64)
         m = 0
@@ -167,28 +162,6 @@ def _overlaps(boxes: Boxes, active: BoolArray) -> tuple[IntArray, IntArray]:
     return key // n, key % n
 
 
-@njit_rows
-def _extents(
-    x: FloatArray,
-    y: FloatArray,
-    heading: FloatArray,
-    length: FloatArray,
-    width: FloatArray,
-    active: BoolArray,
-    ex: FloatArray,
-    ey: FloatArray,
-    stats: FloatArray,
-) -> None:
-    """`_extent_rows` of the boxes split in `CHUNKS` runs over the threads, chunk c's
-    figures into ``stats[c]``."""
-    n = x.shape[0]
-    for c in prange(CHUNKS):
-        _extent_rows(
-            x, y, heading, length, width, active, ex, ey, c * n // CHUNKS,
-            (c + 1) * n // CHUNKS, stats[c],
-        )  # fmt: skip
-
-
 @njit_loop
 def _extent_rows(
     x: FloatArray,
@@ -199,13 +172,15 @@ def _extent_rows(
     active: BoolArray,
     ex: FloatArray,
     ey: FloatArray,
-    first: int,
-    stop: int,
-    stats: FloatArray,
+    all_stats: FloatArray,
+    c: int,
+    chunks: int,
 ) -> None:
-    """The AABBs' half-extents ``ex``, ``ey`` of boxes ``first:stop``, NaN for those
-    that take no part (inactive, or not finite), and the figures of those that do into
-    ``stats`` (columns `_COUNT` to `_EY`)."""
+    """The AABBs' half-extents ``ex``, ``ey`` of chunk c of ``chunks`` of the boxes, NaN
+    for those that take no part (inactive, or not finite), and the figures of those that
+    do into ``all_stats[c]`` (columns `_COUNT` to `_EY`)."""
+    first, stop = share(x.shape[0], c, chunks)
+    stats = all_stats[c]
     # Without a branch, this loop vectorizes (inactive boxes give NaN or nonsense).
     for k in range(first, stop):
         ac, as_ = _abs_cos_sin_bound(heading[k])
@@ -232,6 +207,9 @@ def _extent_rows(
     stats[_COUNT], stats[_SIZE_SUM], stats[_SIZE_MAX] = count, size_sum, size_max
     stats[_X0], stats[_X1], stats[_Y0], stats[_Y1] = x0, x1, y0, y1
     stats[_EX], stats[_EY] = max_ex, max_ey
+
+
+_extents = njit_rows(_extent_rows)
 
 
 @njit
@@ -273,7 +251,7 @@ def _cells(x0: float, x1: float, y0: float, y1: float, ex: float, ey: float) -> 
 
 @njit
 def _banded(
-    boxes: Boxes, ex: FloatArray, ey: FloatArray, grid: FloatArray, m: int
+    boxes: Boxes, ex: FloatArray, ey: FloatArray, grid: FloatArray, m: int, chunks: int
 ) -> tuple[IntArray, int]:
     """Both phases on the threads, for the ``m`` boxes of ``ex`` not NaN, none of them
     large: ``(pairs, count)`` as `_candidates` gives them, narrowed.
@@ -287,51 +265,44 @@ def _banded(
     x, y = boxes[0], boxes[1]
     nrows = int(grid[_NROWS])
     key = np.empty(x.shape[0], np.int64)
-    per_row = np.zeros((CHUNKS, nrows), np.int64)
-    _keys(x, y, ex, grid, key, per_row)
+    per_row = np.zeros((chunks, nrows), np.int64)
+    _keys(chunks, x, y, ex, grid, key, per_row)
     rows = per_row.sum(axis=0)
     # Band c is rows split[c]:split[c + 1]: the first row at which the boxes before pass
-    # c m / CHUNKS starts band c.
-    split = np.full(CHUNKS + 1, nrows, np.int64)
+    # c m / chunks starts band c.
+    split = np.full(chunks + 1, nrows, np.int64)
     split[0] = 0
     seen, c = 0, 1
     for r in range(nrows):
-        while c < CHUNKS and seen >= c * m // CHUNKS:
+        while c < chunks and seen >= c * m // chunks:
             split[c] = r
             c += 1
         seen += rows[r]
     # The part of the buffers of each band: its boxes, those of the row after, and one
     # place for the sentinel.
-    span = np.zeros(CHUNKS + 1, np.int64)
-    for c in range(CHUNKS):
+    span = np.zeros(chunks + 1, np.int64)
+    for c in range(chunks):
         span[c + 1] = span[c] + rows[split[c] : min(split[c + 1] + 1, nrows)].sum() + 1
-    buffers = np.empty((4, span[CHUNKS]), np.int64)
-    counters = np.empty((CHUNKS, 1 << _RADIX_BITS), np.int64)
-    found = np.zeros(CHUNKS, np.int64)
-    room = 16 + m // (8 * CHUNKS)
+    buffers = np.empty((4, span[chunks]), np.int64)
+    counters = np.empty((chunks, 1 << _RADIX_BITS), np.int64)
+    found = np.zeros(chunks, np.int64)
+    room = 16 + m // (8 * chunks)
     for _ in range(2):  # the second time into buffers large enough
-        pairs = np.empty((CHUNKS, room, 2), np.int64)
-        _bands(boxes, ex, ey, key, int(grid[_NCOLS]), split, span, buffers, counters, pairs, found)
+        pairs = np.empty((chunks, room, 2), np.int64)
+        _bands(
+            chunks, boxes, ex, ey, key, int(grid[_NCOLS]), split, span, buffers, counters, pairs,
+            found,
+        )  # fmt: skip
         if found.max() <= room:
             break
         room = found.max()
     count = found.sum()
     out = np.empty((count, 2), np.int64)
     at = 0
-    for c in range(CHUNKS):
+    for c in range(chunks):
         out[at : at + found[c]] = pairs[c, : found[c]]
         at += found[c]
     return out, count
-
-
-@njit_rows
-def _keys(
-    x: FloatArray, y: FloatArray, ex: FloatArray, grid: FloatArray, key: IntArray, rows: IntArray
-) -> None:
-    """`_key_rows` of the boxes split in `CHUNKS` runs over the threads."""
-    n = x.shape[0]
-    for c in prange(CHUNKS):
-        _key_rows(x, y, ex, grid, key, rows[c], c * n // CHUNKS, (c + 1) * n // CHUNKS)
 
 
 @njit_loop
@@ -341,12 +312,14 @@ def _key_rows(
     ex: FloatArray,
     grid: FloatArray,
     key: IntArray,
-    rows: IntArray,
-    first: int,
-    stop: int,
+    per_row: IntArray,
+    c: int,
+    chunks: int,
 ) -> None:
-    """The cell keys (row, column) of boxes ``first:stop``, -1 for those that take no
-    part (``ex`` NaN), and their count per row added to ``rows``."""
+    """The cell keys (row, column) of chunk c of ``chunks`` of the boxes, -1 for those
+    that take no part (``ex`` NaN), and their count per row added to ``per_row[c]``."""
+    first, stop = share(x.shape[0], c, chunks)
+    rows = per_row[c]
     x0, y0 = grid[_GX0], grid[_GY0]
     icw, ich = 1.0 / grid[_GCW], 1.0 / grid[_GCH]
     ncols = int(grid[_NCOLS])
@@ -359,26 +332,7 @@ def _key_rows(
         rows[r] += 1
 
 
-@njit_rows
-def _bands(
-    boxes: Boxes,
-    ex: FloatArray,
-    ey: FloatArray,
-    key: IntArray,
-    ncols: int,
-    split: IntArray,
-    span: IntArray,
-    buffers: IntArray,
-    counters: IntArray,
-    pairs: IntArray,
-    found: IntArray,
-) -> None:
-    """`_band_rows` of each band of `_banded`, one a chunk, over the threads."""
-    for c in prange(CHUNKS):
-        _band_rows(
-            boxes, ex, ey, key, ncols, split[c], split[c + 1], buffers[:, span[c] : span[c + 1]],
-            counters[c], pairs[c], found, c,
-        )  # fmt: skip
+_keys = njit_rows(_key_rows)
 
 
 @njit_loop
@@ -388,18 +342,24 @@ def _band_rows(
     ey: FloatArray,
     key: IntArray,
     ncols: int,
-    r0: int,
-    r1: int,
-    buffers: IntArray,
-    counters: IntArray,
-    pairs: IntArray,
+    split: IntArray,
+    span: IntArray,
+    all_buffers: IntArray,
+    all_counters: IntArray,
+    all_pairs: IntArray,
     found: IntArray,
     c: int,
+    chunks: int,
 ) -> None:
-    """The overlapping pairs of the boxes in rows r0 to r1 - 1 with the boxes after them
-    in their row and in the next row (see `_candidates`), into ``pairs`` while it has
-    room, and their count into ``found[c]``. ``buffers`` has four rows with room for the
-    boxes of rows r0 to r1 and a sentinel: keys and boxes, and the sort's second pair."""
+    """Band c of `_banded` (of ``chunks``): the overlapping pairs of the boxes in rows
+    r0 to r1 - 1 (``split[c]`` to ``split[c + 1]``) with the boxes after them in their
+    row and in the next row (see `_candidates`), into ``all_pairs[c]`` while it has
+    room, and their count into ``found[c]``. The band's part of ``all_buffers``
+    (``span[c]`` to ``span[c + 1]``) has four rows with room for the boxes of rows r0
+    to r1 and a sentinel: keys and boxes, and the sort's second pair."""
+    r0, r1 = split[c], split[c + 1]
+    buffers = all_buffers[:, span[c] : span[c + 1]]
+    counters, pairs = all_counters[c], all_pairs[c]
     x, y = boxes[0], boxes[1]
     base, top = r0 * ncols, (r1 + 1) * ncols  # the keys of rows r0 to r1
     cell, box = buffers[0], buffers[1]
@@ -430,6 +390,9 @@ def _band_rows(
                     count += 1
                 u += 1
     found[c] = count
+
+
+_bands = njit_rows(_band_rows)
 
 
 @njit

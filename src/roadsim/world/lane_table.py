@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim.road.network import RoadNetwork
+from roadsim.world.codes import ENVELOPE_DECEL as ENVELOPE_DECEL
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -32,7 +33,6 @@ BoolArray = npt.NDArray[np.bool_]
 
 STEP = 2.0  # m, largest distance between two samples of a lane
 LATERAL_ACCEL = 2.5  # m/s^2 that traffic accepts in curves
-ENVELOPE_DECEL = 1.5  # m/s^2 with which traffic slows down before a curve
 MAX_SPEED = 100.0  # m/s, the envelope's ceiling on straight lanes
 _BIAS = 1e7  # > any v^2 + 2 b p of one lane (p < 3,000 km)
 # How far a sample may lie off the line between its lane's end samples for the lane to

@@ -26,12 +26,12 @@ gathers nothing.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from numba import prange
 
-from roadsim._jit import CHUNKS, chunk, njit_loop, njit_rows
+from roadsim._jit import chunk, chunks_for, njit_loop, njit_rows
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -42,7 +42,9 @@ from roadsim.world.lane_kernels import (
     project,
     road_s,
 )
-from roadsim.world.routing import LaneInfo
+
+if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module imports)
+    from roadsim.world.routing import LaneInfo
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -131,7 +133,9 @@ def relocalize_slots(
     lost = np.zeros(slots.shape[0], dtype=bool)
     # In the order given: the simulation keeps its vehicles' slots in lane order.
     order = np.arange(slots.shape[0])
-    _relocalize_kernel(info.arrays, slots, uid, s, t, road, x, y, salt, order, lost)
+    _relocalize_threaded(
+        chunks_for(slots.shape[0]), info.arrays, slots, uid, s, t, road, x, y, salt, order, lost
+    )
     m = slots[lost]
     if m.size == 0:
         return m
@@ -154,14 +158,17 @@ def _relocalize_rows(
     salt: UIntArray,
     order: IntArray,
     lost_at: BoolArray,
+    c: int,
+    chunks: int,
 ) -> None:
-    """The incremental pass of `relocalize_slots`, visiting ``slots`` in ``order``; marks
-    the positions in ``slots`` of the vehicles it lost in ``lost_at`` (their uid and road
-    set to -1, s and t to NaN)."""
+    """The incremental pass of `relocalize_slots`, visiting chunk c of ``chunks`` of
+    ``slots`` in ``order``; marks the positions in ``slots`` of the vehicles it lost in
+    ``lost_at`` (their uid and road set to -1, s and t to NaN)."""
     lanes = la.length.shape[0]
-    for j in range(order.shape[0]):
-        prefetch_ahead(la, uid, s, slots, order, j, 3)  # it moved up to 2 m on
-        i = order[j]
+    rows = chunk(order, c, chunks)
+    for j in range(rows.shape[0]):
+        prefetch_ahead(la, uid, s, slots, rows, j, 3)  # it moved up to 2 m on
+        i = rows[j]
         k = slots[i]
         u = uid[k]
         lost = not 0 <= u < lanes
@@ -217,20 +224,4 @@ def _relocalize_rows(
             t[k] = 0.5 * (lo + hi) + la.sign[u] * lateral
 
 
-@njit_rows
-def _relocalize_kernel(
-    la: LaneArrays,
-    slots: IntArray,
-    uid: IntArray,
-    s: FloatArray,
-    t: FloatArray,
-    road: IntArray,
-    x: FloatArray,
-    y: FloatArray,
-    salt: UIntArray,
-    order: IntArray,
-    lost_at: BoolArray,
-) -> None:
-    """`_relocalize_rows`, the rows split over the threads (`roadsim._jit.njit_rows`)."""
-    for c in prange(CHUNKS):
-        _relocalize_rows(la, slots, uid, s, t, road, x, y, salt, chunk(order, c, CHUNKS), lost_at)
+_relocalize_threaded = njit_rows(_relocalize_rows)

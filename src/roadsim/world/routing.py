@@ -20,6 +20,9 @@ import numpy.typing as npt
 
 from roadsim.road.lanes import DRIVABLE_TYPES
 from roadsim.road.network import RoadNetwork
+from roadsim.world.codes import CONTINUES as CONTINUES
+from roadsim.world.codes import LANE_DROP as LANE_DROP
+from roadsim.world.codes import MAP_EDGE as MAP_EDGE
 from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
 from roadsim.world.lane_table import LaneTable
 
@@ -27,7 +30,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-CONTINUES, LANE_DROP, MAP_EDGE = 0, 1, 2
 
 DEFAULT_SPEED_LIMIT = 50 / 3.6  # m/s where a map says nothing
 EMPTY_LENGTH = 1e-6  # m: lane records shorter than this are passed through

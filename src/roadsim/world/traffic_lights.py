@@ -52,6 +52,9 @@ import numpy.typing as npt
 from roadsim.road.graph import END_OF_LANE_TYPES
 from roadsim.road.model import Controller, Signal
 from roadsim.road.signals import SignalIndex, resolve_signal_references
+from roadsim.world.codes import GREEN as GREEN
+from roadsim.world.codes import RED as RED
+from roadsim.world.codes import YELLOW as YELLOW
 
 if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
@@ -72,7 +75,6 @@ IntArray = npt.NDArray[np.int64]
 StateArray = npt.NDArray[np.int8]
 
 #: What a light shows, as the int8 values of `TrafficLightPlan.state`.
-RED, YELLOW, GREEN = 0, 1, 2
 
 #: Catalogue types of lights for pedestrians and cyclists (OpenDRIVE signal catalogue:
 #: 1000002 pedestrians, 1000007 pedestrians and bicycles, 1000013 bicycles). They have no

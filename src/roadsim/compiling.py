@@ -1,0 +1,127 @@
+"""Compiling roadsim's kernels: progress while it happens, and `warmup` to do it up front.
+
+The first simulation on a machine (and the first after an upgrade or an edit of a module
+kernels are compiled from) compiles the tick's kernels with numba, about a minute of
+CPU in all; later runs load them from the cache (`roadsim._jit`). While a kernel
+compiles, `CompileReport` writes which one on stderr, with how many of roadsim's kernels
+are ready and about how long the rest takes, so that a first run never looks hung.
+`warmup` (``roadsim warmup``, which ``make run`` and ``make install`` call) compiles
+everything a simulation of any built-in scenario uses.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from numba.core import event
+
+from roadsim import _jit
+
+#: CPU seconds each kernel took to compile from an empty cache on the reference machine
+#: (2 cores; `benchmarks/compile_times.py` measures them), by the name the report shows.
+#: Kernels not listed count `_OTHER_S`.
+EXPECTED_S: dict[str, float] = {
+    "observe_perceive_rows_threaded": 40.0,
+    "full_rows_threaded": 40.0,
+    "_overlaps": 8.0,
+    "_footprints": 6.0,
+    "prepare_rows_threaded": 4.0,
+    "decide_rows_threaded": 4.0,
+    "commit_changes": 3.0,
+    "relocalize_rows_threaded": 3.0,
+    "_gaps": 4.0,
+}
+_OTHER_S = 0.5
+
+
+def _name(dispatcher: Any) -> str:
+    return str(dispatcher.py_func.__name__)
+
+
+def _ours(dispatcher: Any) -> bool:
+    return str(getattr(dispatcher.py_func, "__module__", "")).startswith("roadsim.")
+
+
+class CompileReport(event.Listener):
+    """Writes a line to ``stream`` as each of roadsim's kernels starts compiling (numba's
+    ``numba:compile`` event, which only a cache miss raises), and one when the last of a
+    burst is done."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream
+        self._depth = 0
+        self._started: float | None = None
+        self._burst = 0
+
+    def on_start(self, ev: event.Event) -> None:
+        dispatcher = ev.data["dispatcher"]
+        if not _ours(dispatcher):
+            return
+        self._depth += 1
+        if self._depth > 1:
+            return  # a helper compiled as part of a kernel
+        if self._started is None:
+            self._started = time.perf_counter()
+            self._write(
+                "roadsim: compiling the simulation's kernels (once per machine and version; "
+                f"about {_expected_left():.0f} s of CPU left; `roadsim warmup` does it up front)"
+            )
+        self._burst += 1
+        ready = sum(1 for k in _jit.kernels() if k.signatures)
+        self._write(
+            f"roadsim: compiling {dispatcher.py_func.__module__.removeprefix('roadsim.')}."
+            f"{_name(dispatcher)} ({ready} of {len(_jit.kernels())} kernels ready, "
+            f"about {_expected_left():.0f} s left)"
+        )
+
+    def on_end(self, ev: event.Event) -> None:
+        if not _ours(ev.data["dispatcher"]):
+            return
+        self._depth -= 1
+        if self._depth == 0 and self._started is not None and _expected_left() == 0.0:
+            self._write(f"roadsim: compiled in {time.perf_counter() - self._started:.0f} s")
+            self._started = None
+
+    def _write(self, line: str) -> None:
+        stream = self._stream if self._stream is not None else sys.stderr
+        print(line, file=stream, flush=True)
+
+
+def _expected_left() -> float:
+    """Expected CPU seconds to compile the kernels not ready in this process yet."""
+    return sum(EXPECTED_S.get(_name(k), _OTHER_S) for k in _jit.kernels() if not k.signatures)
+
+
+_REPORT = CompileReport()
+event.register("numba:compile", _REPORT)  # type: ignore[no-untyped-call]
+
+
+@dataclass(frozen=True)
+class WarmupSummary:
+    """What `warmup` did."""
+
+    kernels: int  # kernels ready after it
+    compiled: int  # of those, compiled now (the rest came from the cache)
+    seconds: float  # wall time
+
+
+def warmup() -> WarmupSummary:
+    """Compiles (or loads from the cache) every kernel a simulation of the built-in
+    scenarios uses: traffic, scripted objects, an ego, collisions and whole driver
+    views. Returns how many kernels were compiled now."""
+    from roadsim.scenario import builtin_scenarios
+    from roadsim.sim import Simulation
+    from roadsim.sim.simulation import SORT_EVERY
+
+    start = time.perf_counter()
+    compiled_before = sum(sum(k.stats.cache_misses.values()) for k in _jit.kernels())
+    for name in builtin_scenarios():
+        sim = Simulation(name)
+        sim.run((SORT_EVERY + 1) * sim.dt)  # (the slots are sorted every SORT_EVERY ticks)
+        sim.driver_views()
+    ready = [k for k in _jit.kernels() if k.signatures]
+    compiled = sum(sum(k.stats.cache_misses.values()) for k in ready) - compiled_before
+    return WarmupSummary(len(ready), compiled, time.perf_counter() - start)

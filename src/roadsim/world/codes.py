@@ -1,0 +1,17 @@
+"""Codes and constants that the compiled kernels read, in a module that imports nothing.
+
+Kernels are cached by the sources of the modules they import (`roadsim._jit`), so the
+values they compile in live here, apart from the Python code that also uses them:
+editing that code compiles no kernel again.
+"""
+
+from __future__ import annotations
+
+# How a lane record ends for traffic (`roadsim.world.routing.LaneInfo.end_kind`).
+CONTINUES, LANE_DROP, MAP_EDGE = 0, 1, 2
+
+# What a traffic light shows (`roadsim.world.traffic_lights`).
+RED, YELLOW, GREEN = 0, 1, 2
+
+# m/s^2 with which traffic slows down before a curve (`roadsim.world.lane_table`).
+ENVELOPE_DECEL = 1.5
