@@ -195,6 +195,17 @@ def test_lane_uids_must_be_integers() -> None:
     assert net.distance_to_end_of_lane(np.array([uid], dtype=np.uint8), [0.0]).shape == (1,)
 
 
+def test_lane_ids_must_be_integers() -> None:
+    net = network(single_road(STRAIGHT, TWO_LANES))
+    assert net.lane_width("r", np.int8(-1), 0.0) == pytest.approx(3.5)
+    assert net.lane_width("r", -1.0, 0.0) == pytest.approx(3.5)  # a whole float is fine
+    for bad in (-1.5, math.nan):
+        with pytest.raises(ArgumentTypeError, match="lane_id: expected integer lane ids"):
+            net.lane_width("r", bad, 0.0)
+    with pytest.raises(ArgumentTypeError, match=r"got -0\.5"):
+        net.lane_uid("r", [-1, -0.5], 10.0)
+
+
 def test_builtin_name_and_path_load_the_same(tmp_path: Path) -> None:
     net = corpus("straight_500m")
     assert net.road_ids == ("0",) or len(net.road_ids) >= 1

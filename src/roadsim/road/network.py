@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from roadsim.errors import ArgumentError, QueryError
+from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError
 from roadsim.road.geometry import ReferenceLines
 from roadsim.road.lanes import LaneTable
 from roadsim.road.model import Controller, Header, Junction, OpenDrive, Road, RoadObject, Signal
@@ -365,6 +365,10 @@ class RoadNetwork:
     # -- helpers ------------------------------------------------------------------------------------
 
     def _uids(self, road: IntArray, lane: FloatArray, s: FloatArray) -> IntArray:
+        whole = lane.ravel() == np.trunc(lane.ravel())  # False for NaN too
+        if not whole.all():  # astype would make lane -2.5 lane -2
+            bad = float(lane.ravel()[np.flatnonzero(~whole)[0]])
+            raise ArgumentTypeError(f"lane_id: expected integer lane ids, got {bad:g}")
         sec = self.lanes.section_at(road.ravel(), s.ravel())
         uid = self.lanes.uid_at(sec, lane.ravel().astype(np.int64))
         if np.any(uid < 0):
