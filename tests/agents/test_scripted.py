@@ -16,8 +16,8 @@ import pytest
 from roadsim import Simulation
 from roadsim.agents.scripted import ALIVE, DONE, PENDING
 from roadsim.scenario import load_scenario, resolve_spawn
-from roadsim.scenario.load import validate_data
 from roadsim.scenario.paths import SAMPLE_SPACING
+from roadsim.scenario.schema import validate_data
 from roadsim.sim.simulation import EgoCommand
 from roadsim.world.state import SCRIPTED_OBJECT
 

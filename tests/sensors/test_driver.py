@@ -23,8 +23,7 @@ import pytest
 
 from roadsim import Simulation
 from roadsim.errors import QueryError
-from roadsim.scenario.load import validate_data
-from roadsim.scenario.schema import VEHICLE_MODELS
+from roadsim.scenario.schema import VEHICLE_MODELS, validate_data
 from roadsim.sensors.view import (
     MISSING,
     DriverView,

@@ -13,7 +13,8 @@ import pytest
 from roadsim import EgoCommand, Simulation
 from roadsim._jit import always_split
 from roadsim.errors import ArgumentError, ArgumentTypeError, ScenarioError
-from roadsim.scenario.load import builtin_scenarios, validate_data
+from roadsim.scenario.load import builtin_scenarios
+from roadsim.scenario.schema import validate_data
 from roadsim.world.state import VEHICLE
 from roadsim.world.traffic_lights import GREEN, RED
 from tests.conftest import CORPUS

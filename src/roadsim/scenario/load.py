@@ -10,38 +10,26 @@ raises `roadsim.errors.ScenarioError` with one line per problem, e.g.::
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
 
 from roadsim.errors import ScenarioError
 from roadsim.road.load import builtin_maps, load_map
 from roadsim.road.network import RoadNetwork
-from roadsim.scenario.schema import OBJECT_TYPES, UNION_TAGS, Scenario, unknown_type_message
+from roadsim.scenario.problems import KeyPath, SourceMap
+from roadsim.scenario.schema import Scenario, validate_data
 from roadsim.scenario.validate import validate_against_map
 
 __all__ = [
-    "KeyPath",
-    "SourceMap",
     "builtin_scenarios",
-    "describe_error",
-    "format_path",
     "load_scenario",
     "load_scenario_with_map",
     "parse_scenario",
     "validate_data",
 ]
-
-KeyPath = tuple[str | int, ...]
-
-#: At most this many problems are listed in one error.
-MAX_PROBLEMS = 5
 
 #: The most values (scalars, lists and mappings) a scenario document may hold, counting
 #: what each alias (``*name``) repeats as often as it is repeated. A scenario of 10,000
@@ -49,48 +37,6 @@ MAX_PROBLEMS = 5
 #: ("billion laughs") reaches this bound while it is counted, before it takes the memory
 #: and the time that building and validating it would.
 MAX_YAML_VALUES = 1_000_000
-
-
-@dataclass(frozen=True)
-class SourceMap:
-    """Where each key path of a scenario was written, for error messages.
-
-    Attributes:
-        name: The file as shown in messages.
-        lines: 1-based line of each key (or list item) by key path.
-    """
-
-    name: str
-    lines: Mapping[KeyPath, int] = field(default_factory=dict)
-
-    def line(self, path: KeyPath) -> int | None:
-        """The line of ``path``, or of its nearest ancestor that was written."""
-        for k in range(len(path), -1, -1):
-            if path[:k] in self.lines:
-                return self.lines[path[:k]]
-        return None
-
-    def describe(self, path: KeyPath, message: str) -> str:
-        """``name:line: key.path: message``."""
-        line = self.line(path)
-        where = self.name if line is None else f"{self.name}:{line}"
-        return f"{where}: {format_path(path)}: {message}" if path else f"{where}: {message}"
-
-    def error(self, problems: Sequence[tuple[KeyPath, str]]) -> ScenarioError:
-        """One error listing the problems in file order."""
-        ordered = sorted(problems, key=lambda p: self.line(p[0]) or 0)
-        text = [self.describe(path, message) for path, message in ordered[:MAX_PROBLEMS]]
-        if len(ordered) > MAX_PROBLEMS:
-            text.append(f"... and {len(ordered) - MAX_PROBLEMS} more problems")
-        return ScenarioError("\n".join(text))
-
-
-def format_path(path: KeyPath) -> str:
-    """``("objects", 0, "size")`` -> ``"objects[0].size"``."""
-    out = ""
-    for item in path:
-        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
-    return out
 
 
 # -- files and built-ins --------------------------------------------------------------------------
@@ -195,31 +141,6 @@ def _read_text(path: Path, name: str) -> str:
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{name}: cannot read the file: {exc}") from None
-
-
-def validate_data(data: Any, source: SourceMap | str) -> Scenario:
-    """Validates parsed YAML data (plain dicts and lists) into a `Scenario`.
-
-    Raises:
-        ScenarioError: Naming the line and key path of every problem (at most `MAX_PROBLEMS`).
-    """
-    source = source if isinstance(source, SourceMap) else SourceMap(source)
-    if data is None:
-        raise source.error([((), "the scenario is empty; expected a mapping with at least 'map'")])
-    try:
-        return Scenario.model_validate(data)
-    except ValidationError as exc:
-        errors = exc.errors()
-        problems = [describe_error(e) for e in errors]
-        # A list with a bad item is also reported as too short (pydantic counts only the
-        # good items): keep the item's own error alone.
-        problems = [
-            (path, message)
-            for (path, message), e in zip(problems, errors, strict=True)
-            if e["type"] != "too_short"
-            or not any(len(q) > len(path) and q[: len(path)] == path for q, _ in problems)
-        ]
-        raise source.error(problems) from None
 
 
 def _resolve_map(value: str, base: Path, source: SourceMap, *, must_exist: bool) -> str:
@@ -345,70 +266,3 @@ def _index(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], source: So
         for i, item in enumerate(node.value):
             lines[(*path, i)] = item.start_mark.line + 1
             _index(item, (*path, i), lines, source)
-
-
-# -- pydantic errors to key paths and messages ----------------------------------------------------
-
-_EXPECTED = {
-    "int_type": "expected an integer",
-    "float_type": "expected a number",
-    "string_type": "expected a string",
-    "bool_type": "expected true or false",
-    "finite_number": "expected a finite number",
-    "tuple_type": "expected a list",
-    "list_type": "expected a list",
-    "dict_type": "expected a mapping",
-    "model_type": "expected a mapping",
-    "string_too_short": "expected a non-empty string",
-    "greater_than": "expected a value > {gt}",
-    "greater_than_equal": "expected a value >= {ge}",
-    "less_than": "expected a value < {lt}",
-    "less_than_equal": "expected a value <= {le}",
-    "literal_error": "expected {expected}",
-    "too_short": "expected at least {min_length} items",
-    "too_long": "expected at most {max_length} items",
-}
-
-
-def describe_error(error: ErrorDetails) -> tuple[KeyPath, str]:
-    """The key path and message of one pydantic error."""
-    path: KeyPath = tuple(p for p in error["loc"] if p not in UNION_TAGS and p != "[key]")
-    kind, ctx, value = error["type"], error.get("ctx", {}), error.get("input")
-    if kind == "at_path":
-        return (*path, *ctx["path"]), ctx["message"]
-    if kind == "unknown_key":
-        return (*path, ctx["key"]), error["msg"]
-    if kind == "missing" and path and isinstance(path[-1], str):
-        return path[:-1], f"missing required key {path[-1]!r}"
-    if kind == "object_type":
-        expected = "|".join(OBJECT_TYPES)
-        if isinstance(value, dict) and "type" in value:
-            return (*path, "type"), unknown_type_message(value["type"], list(OBJECT_TYPES))
-        if isinstance(value, dict):
-            return path, f"missing required key 'type' ({expected})"
-        return path, f"expected a mapping with a type ({expected}), got {_show(value)}"
-    if kind == "value_error":
-        return path, str(ctx.get("error", error["msg"]))
-    if kind in _EXPECTED:
-        message = _EXPECTED[kind].format(
-            **{k: _show(v) if isinstance(v, float) else v for k, v in ctx.items()}
-        )
-        if kind in ("too_short", "too_long"):
-            return path, f"{message}, got {ctx.get('actual_length')}"
-        return path, f"{message}, got {_show(value)}"
-    return path, error["msg"].replace("Input should be", "expected", 1)
-
-
-def _show(value: object) -> str:
-    """A value as YAML would write it, for messages."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return repr(value)

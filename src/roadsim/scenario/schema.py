@@ -44,6 +44,12 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from roadsim.road.lanes import LANE_TYPES
+from roadsim.scenario.problems import (
+    OBJECT_TYPE_ERROR,
+    SourceMap,
+    unknown_type_message,
+    validate_model,
+)
 
 __all__ = [
     "MAX_DENSITY_PER_KM",
@@ -78,6 +84,7 @@ __all__ = [
     "WorldPosition",
     "scenario_json_schema",
     "unknown_type_message",
+    "validate_data",
 ]
 
 # -- vehicle models ---------------------------------------------------------------------------
@@ -614,8 +621,9 @@ Object = Annotated[
     | Annotated[PathObject, Tag("object:path")],
     Discriminator(
         _object_type,
-        custom_error_type="object_type",
+        custom_error_type=OBJECT_TYPE_ERROR,
         custom_error_message=f"unknown type, expected {'|'.join(OBJECT_TYPES)}",
+        custom_error_context={"expected": "|".join(OBJECT_TYPES)},
     ),
 ]
 
@@ -664,13 +672,6 @@ def _known_sensor_type(value: Any) -> Any:
         if not isinstance(kind, str) or kind not in SENSOR_TYPES:
             raise at_path(("type",), unknown_type_message(kind, list(SENSOR_TYPES)))
     return value
-
-
-def unknown_type_message(kind: object, known: list[str]) -> str:
-    """``unknown type 'drivr' (did you mean 'driver'?), expected driver``."""
-    close = difflib.get_close_matches(kind, known, n=1) if isinstance(kind, str) else []
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown type {kind!r}{hint}, expected {'|'.join(known)}"
 
 
 #: A scenario sensor, chosen by its ``type`` (the driver sensor is the only one so far).
@@ -783,10 +784,17 @@ class Scenario(_Strict):
         update = {k: v for k, v in (("seed", seed), ("duration", duration)) if v is not None}
         if not update:
             return self
-        # Imported here: load builds on this module.
-        from roadsim.scenario.load import validate_data
-
         return validate_data({**self.model_dump(exclude_unset=True), **update}, "overrides")
+
+
+def validate_data(data: Any, source: SourceMap | str) -> Scenario:
+    """Validates parsed YAML data (plain dicts and lists) into a `Scenario`.
+
+    Raises:
+        ScenarioError: Naming the line and key path of every problem (at most
+            `roadsim.scenario.problems.MAX_PROBLEMS`).
+    """
+    return validate_model(Scenario, data, source, union_tags=UNION_TAGS)
 
 
 def scenario_json_schema() -> dict[str, Any]:

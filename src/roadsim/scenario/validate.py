@@ -18,6 +18,7 @@ import numpy.typing as npt
 from scipy.spatial import cKDTree
 
 from roadsim.road.lanes import DRIVABLE_TYPES
+from roadsim.scenario.problems import KeyPath, SourceMap
 from roadsim.scenario.schema import (
     VEHICLE_MODELS,
     PathObject,
@@ -31,7 +32,6 @@ from roadsim.scenario.schema import (
 
 if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
-    from roadsim.scenario.load import KeyPath, SourceMap
 
 __all__ = [
     "SpawnPose",
@@ -133,8 +133,6 @@ def validate_against_map(
         ScenarioError: Listing every problem with its line and key path, e.g.
             ``ego.spawn.lane: lane -4 does not exist on road 12 at s=30; lanes there: -1, -2``.
     """
-    from roadsim.scenario.load import SourceMap  # load builds on this module
-
     problems: list[tuple[KeyPath, str]] = []
     placed: list[tuple[KeyPath, str, _Footprint]] = []
     roads = set(net.road_ids)
