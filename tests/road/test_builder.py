@@ -11,18 +11,18 @@ from hypothesis import strategies as st
 
 from roadsim.road.builder import (
     Arc,
-    Controller,
-    Cubic,
+    ControllerSpec,
+    CubicSpec,
     Document,
-    Junction,
-    Lane,
-    LaneSection,
+    JunctionSpec,
+    LaneSectionSpec,
+    LaneSpec,
     Line,
     Link,
     PlanView,
     Pose,
-    Road,
-    RoadMark,
+    RoadMarkSpec,
+    RoadSpec,
     Segment,
     Spiral,
     connect,
@@ -37,11 +37,11 @@ from roadsim.road.builder import (
 from roadsim.road.network import RoadNetwork
 from roadsim.road.xodr import read_xodr
 
-TWO_LANES = (Lane(1, marks=(RoadMark(),)), Lane(-1, marks=(RoadMark(),)))
+TWO_LANES = (LaneSpec(1, marks=(RoadMarkSpec(),)), LaneSpec(-1, marks=(RoadMarkSpec(),)))
 
 
-def street(road_id: str, plan: PlanView) -> Road:
-    return Road(road_id, plan, [LaneSection(0.0, TWO_LANES, (RoadMark("broken"),))])
+def street(road_id: str, plan: PlanView) -> RoadSpec:
+    return RoadSpec(road_id, plan, [LaneSectionSpec(0.0, TWO_LANES, (RoadMarkSpec("broken"),))])
 
 
 def load(doc: Document) -> RoadNetwork:
@@ -187,21 +187,26 @@ def test_plan_ending_at_a_pose() -> None:
 def test_lanes_sections_and_elevation_round_trip() -> None:
     sections = link_sections(
         [
-            LaneSection(
-                0.0, (Lane(1, "driving", 3.5), Lane(-1, "driving", 3.5), Lane(-2, "shoulder", 2.0))
+            LaneSectionSpec(
+                0.0,
+                (
+                    LaneSpec(1, "driving", 3.5),
+                    LaneSpec(-1, "driving", 3.5),
+                    LaneSpec(-2, "shoulder", 2.0),
+                ),
             ),
-            LaneSection(
+            LaneSectionSpec(
                 40.0,
                 (
-                    Lane(1, "driving", 3.5),
-                    Lane(-1, "driving", 3.5),
-                    Lane(
+                    LaneSpec(1, "driving", 3.5),
+                    LaneSpec(-1, "driving", 3.5),
+                    LaneSpec(
                         -2,
                         "exit",
-                        (smoothstep(0.0, 30.0, 0.0, 3.5), Cubic(30.0, 3.5)),
-                        (RoadMark("solid", width=0.25, weight="bold"),),
+                        (smoothstep(0.0, 30.0, 0.0, 3.5), CubicSpec(30.0, 3.5)),
+                        (RoadMarkSpec("solid", width=0.25, weight="bold"),),
                     ),
-                    Lane(-3, "shoulder", 2.0),
+                    LaneSpec(-3, "shoulder", 2.0),
                 ),
             ),
         ],
@@ -209,8 +214,8 @@ def test_lanes_sections_and_elevation_round_trip() -> None:
     )
     road = street("1", PlanView(Pose(0.0, 0.0, 0.0), (Line(100.0),)))
     road.sections = sections
-    road.elevation = [Cubic(0.0, 1.0, 0.02), smoothstep(50.0, 50.0, 2.0, 5.0)]
-    road.superelevation = [Cubic(0.0, 0.0, 0.001)]
+    road.elevation = [CubicSpec(0.0, 1.0, 0.02), smoothstep(50.0, 50.0, 2.0, 5.0)]
+    road.superelevation = [CubicSpec(0.0, 0.0, 0.001)]
     road.kind, road.speed_kmh = "rural", 80
     net = load(Document("lanes", [road]))
     parsed = net.roads[0]
@@ -230,12 +235,12 @@ def test_lanes_sections_and_elevation_round_trip() -> None:
     assert road.lane_t_center(-2, 99.0) == pytest.approx(-5.25)
 
 
-def crossing() -> tuple[Document, list[Road]]:
+def crossing() -> tuple[Document, list[RoadSpec]]:
     """Two streets meeting at a junction, with a right turn and a straight connection."""
     west = street("1", PlanView(Pose(-60.0, 0.0, 0.0), (Line(50.0),)))
     south = street("2", PlanView(Pose(0.0, -10.0, -math.pi / 2), (Line(50.0),)))
     east = street("3", PlanView(Pose(10.0, 0.0, 0.0), (Line(50.0),)))
-    j = Junction("9", "crossing")
+    j = JunctionSpec("9", "crossing")
     right = j.connect("10", west.end("end"), south.end("start"), [(-1, -1)], spiral_fraction=0.5)
     straight = j.connect("11", west.end("end"), east.end("start"), [(-1, -1)])
     back = j.connect("12", east.end("start"), west.end("end"), [(1, 1)])
@@ -248,7 +253,7 @@ def crossing() -> tuple[Document, list[Road]]:
         "crossing",
         [west, south, east, right, straight, back],
         [j],
-        [Controller("200", "all", ("100", "101"), 1)],
+        [ControllerSpec("200", "all", ("100", "101"), 1)],
     )
     return doc, [right, straight, back]
 
@@ -311,24 +316,28 @@ def test_junction_connect_refuses_lanes_that_do_not_line_up() -> None:
     west = street("1", PlanView(Pose(-60.0, 0.0, 0.0), (Line(50.0),)))
     east = street("3", PlanView(Pose(10.0, 0.0, 0.0), (Line(50.0),)))
     with pytest.raises(ValueError, match="do not meet"):
-        Junction("9").connect("11", west.end("end"), east.end("start"), [(1, -1)])
+        JunctionSpec("9").connect("11", west.end("end"), east.end("start"), [(1, -1)])
     with pytest.raises(ValueError, match="need a default junction"):
-        Junction("9", type="direct").connect("11", west.end("end"), east.end("start"), [(-1, -1)])
+        JunctionSpec("9", type="direct").connect(
+            "11", west.end("end"), east.end("start"), [(-1, -1)]
+        )
 
 
 def test_direct_junction_links_lanes_of_roads_that_meet() -> None:
-    main = Road(
+    main = RoadSpec(
         "1",
         PlanView(Pose(0, 0, 0), (Line(100.0),)),
-        [LaneSection(0.0, (Lane(-1), Lane(-2, "exit")))],
+        [LaneSectionSpec(0.0, (LaneSpec(-1), LaneSpec(-2, "exit")))],
     )
-    after = Road("2", PlanView(main.plan.end, (Line(100.0),)), [LaneSection(0.0, (Lane(-1),))])
-    ramp = Road(
+    after = RoadSpec(
+        "2", PlanView(main.plan.end, (Line(100.0),)), [LaneSectionSpec(0.0, (LaneSpec(-1),))]
+    )
+    ramp = RoadSpec(
         "3",
         PlanView(main.plan.end.shifted(-3.5), turn(-0.3, 200.0)),
-        [LaneSection(0.0, (Lane(-1, "offRamp"),))],
+        [LaneSectionSpec(0.0, (LaneSpec(-1, "offRamp"),))],
     )
-    j = Junction("5", "exit", "direct")
+    j = JunctionSpec("5", "exit", "direct")
     j.link_direct(main.end("end"), after.end("start"), [(-1, -1)])
     j.link_direct(main.end("end"), ramp.end("start"), [(-2, -1)])
     with pytest.raises(ValueError, match="do not meet"):

@@ -15,15 +15,15 @@ from typing import Literal
 from roadsim.road.builder import (
     Arc,
     Document,
-    Junction,
-    Lane,
-    LaneSection,
+    JunctionSpec,
+    LaneSectionSpec,
+    LaneSpec,
     Line,
     PlanView,
     Pose,
-    Road,
-    RoadMark,
-    Signal,
+    RoadMarkSpec,
+    RoadSpec,
+    SignalSpec,
     link_sections,
     speed_limit,
     stop_sign,
@@ -50,13 +50,13 @@ SIDEWALK = 2.0  # m
 CURVE_RADIUS = 100.0  # m, of the reference line of `curve`
 
 # Road marks, as written in the maps.
-YELLOW = RoadMark("solid", "yellow", 0.15)
-DOUBLE_YELLOW = RoadMark("solid solid", "yellow", 0.15)
-DASH = RoadMark("broken", "white", 0.12)
-SOLID = RoadMark("solid", "white", 0.12)
-EDGE = RoadMark("solid", "white", 0.2)
-EDGE_YELLOW = RoadMark("solid", "yellow", 0.2)
-CURB = RoadMark("curb", "standard", 0.15)
+YELLOW = RoadMarkSpec("solid", "yellow", 0.15)
+DOUBLE_YELLOW = RoadMarkSpec("solid solid", "yellow", 0.15)
+DASH = RoadMarkSpec("broken", "white", 0.12)
+SOLID = RoadMarkSpec("solid", "white", 0.12)
+EDGE = RoadMarkSpec("solid", "white", 0.2)
+EDGE_YELLOW = RoadMarkSpec("solid", "yellow", 0.2)
+CURB = RoadMarkSpec("curb", "standard", 0.15)
 
 
 def write(doc: Document, folder: Path, *, lht: bool = False) -> str:
@@ -71,7 +71,7 @@ def write(doc: Document, folder: Path, *, lht: bool = False) -> str:
     return str(path)
 
 
-def _everywhere(sig: Signal) -> Signal:
+def _everywhere(sig: SignalSpec) -> SignalSpec:
     """``sig`` without a validity: valid for every lane of its road."""
     return dataclasses.replace(sig, lanes=None)
 
@@ -103,27 +103,29 @@ def straight() -> Document:
     - "s4" at s=140: a stop sign (no value, no unit), lanes -3 to -2;
     - "L1" at s=150: a traffic light, lanes -3 to -1.
     """
-    first = LaneSection(
+    first = LaneSectionSpec(
         0.0,
         (
-            Lane(-1, "driving", LANE, (DASH, dataclasses.replace(SOLID, s_offset=60.0))),
-            Lane(-2, "driving", LANE, (DASH, dataclasses.replace(DASH, s_offset=30.0))),
-            Lane(-3, "driving", LANE, (dataclasses.replace(EDGE, s_offset=20.0),)),
-            Lane(-4, "shoulder", SHOULDER, (CURB,)),
+            LaneSpec(-1, "driving", LANE, (DASH, dataclasses.replace(SOLID, s_offset=60.0))),
+            LaneSpec(-2, "driving", LANE, (DASH, dataclasses.replace(DASH, s_offset=30.0))),
+            LaneSpec(-3, "driving", LANE, (dataclasses.replace(EDGE, s_offset=20.0),)),
+            LaneSpec(-4, "shoulder", SHOULDER, (CURB,)),
         ),
         (YELLOW,),
     )
-    second = LaneSection(
+    second = LaneSectionSpec(
         120.0,
         (
-            Lane(-1, "driving", LANE, (SOLID, dataclasses.replace(DASH, s_offset=40.0))),
-            Lane(-2, "driving", LANE, (DASH,)),
-            Lane(-3, "driving", LANE, (EDGE_YELLOW,)),
-            Lane(-4, "shoulder", SHOULDER, (CURB,)),
+            LaneSpec(-1, "driving", LANE, (SOLID, dataclasses.replace(DASH, s_offset=40.0))),
+            LaneSpec(-2, "driving", LANE, (DASH,)),
+            LaneSpec(-3, "driving", LANE, (EDGE_YELLOW,)),
+            LaneSpec(-4, "shoulder", SHOULDER, (CURB,)),
         ),
         (DOUBLE_YELLOW,),
     )
-    road = Road("1", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), link_sections([first, second]))
+    road = RoadSpec(
+        "1", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), link_sections([first, second])
+    )
     road.signals += [
         _everywhere(speed_limit("s0", 5.0, -12.0, 60, orientation="+", lanes=(-1, -1))),
         speed_limit("s1", 50.0, -12.0, 80, orientation="+", lanes=(-1, -1)),
@@ -144,16 +146,16 @@ def curve() -> Document:
     """
     plan = PlanView(Pose(0.0, 0.0, 0.0), (Line(20.0), Arc(150.0, 1.0 / CURVE_RADIUS)))
     lanes = (
-        Lane(2, "driving", LANE, (EDGE,)),
-        Lane(1, "driving", LANE, (DASH,)),
-        Lane(-1, "driving", LANE, (DASH,)),
-        Lane(-2, "driving", LANE, (EDGE,)),
+        LaneSpec(2, "driving", LANE, (EDGE,)),
+        LaneSpec(1, "driving", LANE, (DASH,)),
+        LaneSpec(-1, "driving", LANE, (DASH,)),
+        LaneSpec(-2, "driving", LANE, (EDGE,)),
     )
     # Two sections (where the arc begins): a map without any lane link trips LaneInfo.
     sections = link_sections(
-        [LaneSection(0.0, lanes, (YELLOW,)), LaneSection(20.0, lanes, (YELLOW,))]
+        [LaneSectionSpec(0.0, lanes, (YELLOW,)), LaneSectionSpec(20.0, lanes, (YELLOW,))]
     )
-    return Document("curve", [Road("c", plan, sections)])
+    return Document("curve", [RoadSpec("c", plan, sections)])
 
 
 def lane_drop() -> Document:
@@ -164,25 +166,27 @@ def lane_drop() -> Document:
     - s = 150-200: lane -1 driving, lane -2 a shoulder (where lane -2's stream ends).
     """
     sections = [
-        LaneSection(
+        LaneSectionSpec(
             0.0,
             (
-                Lane(-1, "driving", LANE, (DASH,)),
-                Lane(-2, "driving", LANE, (DASH,)),
-                Lane(-3, "driving", LANE, (EDGE,)),
+                LaneSpec(-1, "driving", LANE, (DASH,)),
+                LaneSpec(-2, "driving", LANE, (DASH,)),
+                LaneSpec(-3, "driving", LANE, (EDGE,)),
             ),
             (YELLOW,),
         ),
-        LaneSection(
-            100.0, (Lane(-1, "driving", LANE, (DASH,)), Lane(-2, "exit", LANE, (EDGE,))), (YELLOW,)
+        LaneSectionSpec(
+            100.0,
+            (LaneSpec(-1, "driving", LANE, (DASH,)), LaneSpec(-2, "exit", LANE, (EDGE,))),
+            (YELLOW,),
         ),
-        LaneSection(
+        LaneSectionSpec(
             150.0,
-            (Lane(-1, "driving", LANE, (EDGE,)), Lane(-2, "shoulder", SHOULDER)),
+            (LaneSpec(-1, "driving", LANE, (EDGE,)), LaneSpec(-2, "shoulder", SHOULDER)),
             (YELLOW,),
         ),
     ]
-    road = Road("d", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), link_sections(sections))
+    road = RoadSpec("d", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), link_sections(sections))
     return Document("lane_drop", [road])
 
 
@@ -194,12 +198,12 @@ def junction() -> Document:
     Roads 1 and 2 have a solid white centre mark, broken white 0.12 between -1 and -2 and
     a solid white 0.2 edge. Sign "j1" (50 km/h, lane -1) stands at s = 20 on road 2.
     """
-    lanes = (Lane(-1, "driving", LANE, (DASH,)), Lane(-2, "driving", LANE, (EDGE,)))
-    section = LaneSection(0.0, lanes, (SOLID,))
-    r1 = Road("1", PlanView(Pose(0.0, 0.0, 0.0), (Line(100.0),)), [section])
-    r2 = Road("2", PlanView(Pose(110.0, 0.0, 0.0), (Line(100.0),)), [section])
+    lanes = (LaneSpec(-1, "driving", LANE, (DASH,)), LaneSpec(-2, "driving", LANE, (EDGE,)))
+    section = LaneSectionSpec(0.0, lanes, (SOLID,))
+    r1 = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), (Line(100.0),)), [section])
+    r2 = RoadSpec("2", PlanView(Pose(110.0, 0.0, 0.0), (Line(100.0),)), [section])
     r2.signals.append(speed_limit("j1", 20.0, -8.0, 50, orientation="+", lanes=(-1, -1)))
-    j = Junction("J", "junction")
+    j = JunctionSpec("J", "junction")
     r3 = j.connect("3", r1.end("end"), r2.end("start"), [(-1, -1), (-2, -2)])
     return Document("junction", [r1, r2, r3], [j])
 
@@ -220,16 +224,16 @@ def two_way(*, lht: bool = False) -> Document:
     s = 120.
     """
     lanes = (
-        Lane(3, "sidewalk", SIDEWALK, (CURB,)),
-        Lane(2, "driving", LANE, (EDGE,)),
-        Lane(1, "driving", LANE, (DASH,)),
-        Lane(-1, "driving", LANE, (DASH,)),
-        Lane(-2, "driving", LANE, (EDGE,)),
+        LaneSpec(3, "sidewalk", SIDEWALK, (CURB,)),
+        LaneSpec(2, "driving", LANE, (EDGE,)),
+        LaneSpec(1, "driving", LANE, (DASH,)),
+        LaneSpec(-1, "driving", LANE, (DASH,)),
+        LaneSpec(-2, "driving", LANE, (EDGE,)),
     )
     sections = link_sections(
-        [LaneSection(0.0, lanes, (YELLOW,)), LaneSection(100.0, lanes, (YELLOW,))]
+        [LaneSectionSpec(0.0, lanes, (YELLOW,)), LaneSectionSpec(100.0, lanes, (YELLOW,))]
     )
-    road = Road("w", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), sections)
+    road = RoadSpec("w", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), sections)
     ours: Literal["+", "-"] = "+" if lht else "-"
     theirs: Literal["+", "-"] = "-" if lht else "+"
     road.signals += [
@@ -247,10 +251,10 @@ def opening() -> Document:
     shoulder before s = 50 and a driving lane from 50 on: followed west, against its
     driving direction, its stream ends at s = 50.
     """
-    west = (Lane(2, "driving", LANE, (EDGE,)), Lane(1, "driving", LANE, (DASH,)))
+    west = (LaneSpec(2, "driving", LANE, (EDGE,)), LaneSpec(1, "driving", LANE, (DASH,)))
     sections = [
-        LaneSection(0.0, (*west, Lane(-1, "shoulder", SHOULDER)), (YELLOW,)),
-        LaneSection(50.0, (*west, Lane(-1, "driving", LANE, (EDGE,))), (YELLOW,)),
+        LaneSectionSpec(0.0, (*west, LaneSpec(-1, "shoulder", SHOULDER)), (YELLOW,)),
+        LaneSectionSpec(50.0, (*west, LaneSpec(-1, "driving", LANE, (EDGE,))), (YELLOW,)),
     ]
-    road = Road("o", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), link_sections(sections))
+    road = RoadSpec("o", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), link_sections(sections))
     return Document("opening", [road])

@@ -341,10 +341,20 @@ def test_a_scenario_built_in_code_is_checked_against_its_map() -> None:
 def test_a_map_without_lane_links_simulates(tmp_path: Path) -> None:
     """One road of one lane section: no lane has a successor (the lane tables once failed
     on the empty link list)."""
-    from roadsim.road.builder import Document, Lane, LaneSection, Line, PlanView, Pose, Road
+    from roadsim.road.builder import (
+        Document,
+        LaneSectionSpec,
+        LaneSpec,
+        Line,
+        PlanView,
+        Pose,
+        RoadSpec,
+    )
 
-    road = Road(
-        "1", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), [LaneSection(0.0, (Lane(1), Lane(-1)))]
+    road = RoadSpec(
+        "1",
+        PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)),
+        [LaneSectionSpec(0.0, (LaneSpec(1), LaneSpec(-1)))],
     )
     path = tmp_path / "one.xodr"
     Document("one", [road]).write(path)

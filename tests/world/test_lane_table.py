@@ -10,7 +10,16 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from roadsim.road.builder import Cubic, Lane, LaneSection, Line, PlanView, Pose, Road, link_sections
+from roadsim.road.builder import (
+    CubicSpec,
+    LaneSectionSpec,
+    LaneSpec,
+    Line,
+    PlanView,
+    Pose,
+    RoadSpec,
+    link_sections,
+)
 from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.world.lane_kernels import DIR_X, DIR_Y, centre, straight_headings
@@ -89,12 +98,12 @@ def test_a_lane_of_curved_width_is_not_straight(tmp_path: Path) -> None:
     # On a straight road: lane -1 widens linearly (its boundaries stay straight lines),
     # lane -2 widens along a cubic (its outer boundary bends), lane -3 is 3.5 m wide.
     lanes = (
-        Lane(-1, "driving", (Cubic(0.0, 3.0, 0.01),)),
-        Lane(-2, "driving", (Cubic(0.0, 3.0, 0.0, 1e-4, -5e-7),)),
-        Lane(-3, "driving", 3.5),
+        LaneSpec(-1, "driving", (CubicSpec(0.0, 3.0, 0.01),)),
+        LaneSpec(-2, "driving", (CubicSpec(0.0, 3.0, 0.0, 1e-4, -5e-7),)),
+        LaneSpec(-3, "driving", 3.5),
     )
-    sections = link_sections([LaneSection(0.0, lanes), LaneSection(100.0, lanes)])
-    road = Road("r", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), sections)
+    sections = link_sections([LaneSectionSpec(0.0, lanes), LaneSectionSpec(100.0, lanes)])
+    road = RoadSpec("r", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), sections)
     net = _network(roads.Document("widths", [road]), tmp_path)
     info = LaneInfo(net)
     count = info.table.count[net.lane_uid("r", [-1, -2, -3], 50.0)]

@@ -21,18 +21,18 @@ from pathlib import Path
 
 from roadsim.road.builder import (
     Arc,
-    Controller,
-    Cubic,
+    ControllerSpec,
+    CubicSpec,
     Document,
-    Junction,
-    Lane,
-    LaneSection,
+    JunctionSpec,
+    LaneSectionSpec,
+    LaneSpec,
     Line,
     PlanView,
     Pose,
-    Road,
     RoadEnd,
-    RoadMark,
+    RoadMarkSpec,
+    RoadSpec,
     Spiral,
     connect,
     link_roads,
@@ -54,49 +54,51 @@ LANE = 3.75  # m, motorway lane
 SHOULDER = 2.5  # m, hard shoulder
 TAPER = 90.0  # m, length over which an added lane opens or closes
 
-EDGE = RoadMark("solid", width=0.25, weight="bold")
-DASH = RoadMark("broken", width=0.15)
-BOLD_DASH = RoadMark("broken", width=0.25, weight="bold")  # beside entry and exit lanes
+EDGE = RoadMarkSpec("solid", width=0.25, weight="bold")
+DASH = RoadMarkSpec("broken", width=0.15)
+BOLD_DASH = RoadMarkSpec("broken", width=0.25, weight="bold")  # beside entry and exit lanes
 
-Width = float | tuple[Cubic, ...]
+Width = float | tuple[CubicSpec, ...]
 
 
 def _carriageway(
     side: int, *, added: tuple[str, Width] | None = None, shoulder: Width = SHOULDER
-) -> list[Lane]:
+) -> list[LaneSpec]:
     """One carriageway's lanes from the median out; ``side`` +1 left, -1 right.
 
     ``added`` is an extra lane (type, width) outside the three through lanes: an
     acceleration (``entry``) or deceleration (``exit``) lane.
     """
-    lanes = [Lane(side * 1, "median", MEDIAN, (EDGE,))]
+    lanes = [LaneSpec(side * 1, "median", MEDIAN, (EDGE,))]
     for k in (2, 3, 4):
         mark = DASH if k < 4 else (BOLD_DASH if added else EDGE)
-        lanes.append(Lane(side * k, "driving", LANE, (mark,)))
+        lanes.append(LaneSpec(side * k, "driving", LANE, (mark,)))
     if added is not None:
-        lanes.append(Lane(side * 5, added[0], added[1], (EDGE,)))
-    lanes.append(Lane(side * (len(lanes) + 1), "shoulder", shoulder))
+        lanes.append(LaneSpec(side * 5, added[0], added[1], (EDGE,)))
+    lanes.append(LaneSpec(side * (len(lanes) + 1), "shoulder", shoulder))
     return lanes
 
 
 def _section(
     s: float, shoulder: Width = SHOULDER, added: tuple[str, Width] | None = None
-) -> LaneSection:
+) -> LaneSectionSpec:
     """A motorway lane section: the westbound carriageway as usual, the eastbound one
     with the given right shoulder and added lane."""
-    return LaneSection(s, (*_carriageway(+1), *_carriageway(-1, added=added, shoulder=shoulder)))
+    return LaneSectionSpec(
+        s, (*_carriageway(+1), *_carriageway(-1, added=added, shoulder=shoulder))
+    )
 
 
-def _ramp_section(lane_type: str) -> LaneSection:
+def _ramp_section(lane_type: str) -> LaneSectionSpec:
     """A one-lane ramp with a hard shoulder, its reference line on the left edge."""
-    lanes = (Lane(-1, lane_type, LANE, (EDGE,)), Lane(-2, "shoulder", SHOULDER))
-    return LaneSection(0.0, lanes, (EDGE,))
+    lanes = (LaneSpec(-1, lane_type, LANE, (EDGE,)), LaneSpec(-2, "shoulder", SHOULDER))
+    return LaneSectionSpec(0.0, lanes, (EDGE,))
 
 
 def _motorway(
-    road_id: str, name: str, plan: PlanView, sections: list[LaneSection], speed_kmh: int = 120
-) -> Road:
-    return Road(road_id, plan, sections, name=name, kind="motorway", speed_kmh=speed_kmh)
+    road_id: str, name: str, plan: PlanView, sections: list[LaneSectionSpec], speed_kmh: int = 120
+) -> RoadSpec:
+    return RoadSpec(road_id, plan, sections, name=name, kind="motorway", speed_kmh=speed_kmh)
 
 
 def highway() -> Document:
@@ -128,8 +130,8 @@ def highway() -> Document:
 
     # Before the on-ramp the hard shoulder narrows to nothing, making room for the ramp;
     # after the off-ramp it opens again.
-    closing = (Cubic(0.0, SHOULDER), smoothstep(merge_s - 120.0, 120.0, SHOULDER, 0.0))
-    opening = (smoothstep(0.0, 120.0, 0.0, SHOULDER), Cubic(120.0, SHOULDER))
+    closing = (CubicSpec(0.0, SHOULDER), smoothstep(merge_s - 120.0, 120.0, SHOULDER, 0.0))
+    opening = (smoothstep(0.0, 120.0, 0.0, SHOULDER), CubicSpec(120.0, SHOULDER))
     h1 = _motorway("1", "A1 west", main.slice(0.0, merge_s), [_section(0.0, closing)])
     h3 = _motorway("3", "A1 east", main.slice(diverge_s, main.length), [_section(0.0, opening)])
 
@@ -147,10 +149,10 @@ def highway() -> Document:
     h2 = _motorway("2", "A1 middle", main.slice(merge_s, diverge_s), linked)
     # A crest between the curves, and the carriageway banked toward the inside of each curve.
     h2.elevation = [
-        Cubic(0.0, 0.0),
+        CubicSpec(0.0, 0.0),
         smoothstep(500.0, 400.0, 0.0, 6.0),
         smoothstep(900.0, 400.0, 6.0, 0.0),
-        Cubic(1300.0, 0.0),
+        CubicSpec(1300.0, 0.0),
     ]
     h2.superelevation = _banking([(100.0, 120.0, 280.0, -0.03), (920.0, 120.0, 280.0, 0.03)])
 
@@ -165,11 +167,11 @@ def highway() -> Document:
 
     through = [(-k, -k) for k in (1, 2, 3, 4)]
     back = [(k, k) for k in (1, 2, 3, 4, 5)]
-    merge = Junction("1001", "on-ramp", "direct")
+    merge = JunctionSpec("1001", "on-ramp", "direct")
     merge.link_direct(h1.end("end"), h2.end("start"), through)
     merge.link_direct(on_ramp.end("end"), h2.end("start"), [(-1, -5), (-2, -6)])
     merge.link_direct(h2.end("start"), h1.end("end"), back)
-    diverge = Junction("1002", "off-ramp", "direct")
+    diverge = JunctionSpec("1002", "off-ramp", "direct")
     diverge.link_direct(h2.end("end"), h3.end("start"), through)
     diverge.link_direct(h2.end("end"), off_ramp.end("start"), [(-5, -1), (-6, -2)])
     diverge.link_direct(h3.end("start"), h2.end("end"), back)
@@ -186,16 +188,16 @@ def highway() -> Document:
     return Document("highway", [h1, h2, h3, on_ramp, off_ramp], [merge, diverge])
 
 
-def _banking(curves: Sequence[tuple[float, float, float, float]]) -> list[Cubic]:
+def _banking(curves: Sequence[tuple[float, float, float, float]]) -> list[CubicSpec]:
     """Superelevation records: for each (start, spiral length, arc length, roll), a
     linear run-in over the entry spiral, the roll over the arc, a run-out (8.4.2)."""
-    out = [Cubic(0.0, 0.0)]
+    out = [CubicSpec(0.0, 0.0)]
     for s, spiral, arc, roll in curves:
         out += [
-            Cubic(s, 0.0, roll / spiral),
-            Cubic(s + spiral, roll),
-            Cubic(s + spiral + arc, roll, -roll / spiral),
-            Cubic(s + 2 * spiral + arc, 0.0),
+            CubicSpec(s, 0.0, roll / spiral),
+            CubicSpec(s + spiral, roll),
+            CubicSpec(s + spiral + arc, roll, -roll / spiral),
+            CubicSpec(s + 2 * spiral + arc, 0.0),
         ]
     return out
 
@@ -208,18 +210,18 @@ STREET_LANE = 3.5
 SIDEWALK = 2.0
 CORNER_RADIUS = 40.0
 
-CURB = RoadMark("solid", width=0.12)
-CENTER_DASH = RoadMark("broken", width=0.12)
-CENTER_SOLID = RoadMark("solid", width=0.12)
+CURB = RoadMarkSpec("solid", width=0.12)
+CENTER_DASH = RoadMarkSpec("broken", width=0.12)
+CENTER_SOLID = RoadMarkSpec("solid", width=0.12)
 
 
-def _street(road_id: str, plan: PlanView, name: str) -> Road:
+def _street(road_id: str, plan: PlanView, name: str) -> RoadSpec:
     """A two-lane street with sidewalks; the center line is solid near both ends."""
     lanes = (
-        Lane(2, "sidewalk", SIDEWALK),
-        Lane(1, "driving", STREET_LANE, (CURB,)),
-        Lane(-1, "driving", STREET_LANE, (CURB,)),
-        Lane(-2, "sidewalk", SIDEWALK),
+        LaneSpec(2, "sidewalk", SIDEWALK),
+        LaneSpec(1, "driving", STREET_LANE, (CURB,)),
+        LaneSpec(-1, "driving", STREET_LANE, (CURB,)),
+        LaneSpec(-2, "sidewalk", SIDEWALK),
     )
     solid = 15.0
     center = (
@@ -227,8 +229,8 @@ def _street(road_id: str, plan: PlanView, name: str) -> Road:
         dataclasses.replace(CENTER_DASH, s_offset=solid),
         dataclasses.replace(CENTER_SOLID, s_offset=plan.length - solid),
     )
-    return Road(
-        road_id, plan, [LaneSection(0.0, lanes, center)], name=name, kind="town", speed_kmh=50
+    return RoadSpec(
+        road_id, plan, [LaneSectionSpec(0.0, lanes, center)], name=name, kind="town", speed_kmh=50
     )
 
 
@@ -284,10 +286,10 @@ def town() -> Document:
         "1004": ("South T", [s.end("end"), sw.end("start"), se.end("end")]),
         "1005": ("West T", [w.end("end"), nw.end("start"), sw.end("end")]),
     }
-    junctions: list[Junction] = []
-    connecting: list[Road] = []
+    junctions: list[JunctionSpec] = []
+    connecting: list[RoadSpec] = []
     for jid, (name, ends) in arms.items():
-        junction = Junction(jid, name)
+        junction = JunctionSpec(jid, name)
         for a in ends:
             for b in ends:
                 if a is not b:
@@ -319,8 +321,8 @@ def town() -> Document:
             )
         )
     controllers = [
-        Controller("3001", "north-south", ("2001", "2003"), 1),
-        Controller("3002", "east-west", ("2002", "2004"), 2),
+        ControllerSpec("3001", "north-south", ("2001", "2003"), 1),
+        ControllerSpec("3002", "east-west", ("2002", "2004"), 2),
     ]
     junctions[0].controllers = [("3001", 1), ("3002", 2)]
     # The spokes end at the T junctions as side streets: stop at north and south, yield
@@ -358,16 +360,16 @@ def ring() -> Document:
     """
     r = RING_RADIUS
     lanes = (
-        Lane(1, "shoulder", 1.0),
-        Lane(-1, "driving", STREET_LANE, (CENTER_DASH,)),
-        Lane(-2, "driving", STREET_LANE, (CURB,)),
-        Lane(-3, "shoulder", 2.0),
+        LaneSpec(1, "shoulder", 1.0),
+        LaneSpec(-1, "driving", STREET_LANE, (CENTER_DASH,)),
+        LaneSpec(-2, "driving", STREET_LANE, (CURB,)),
+        LaneSpec(-3, "shoulder", 2.0),
     )
     halves = [
-        Road(
+        RoadSpec(
             road_id,
             PlanView(start, (Arc(math.pi * r, 1.0 / r),)),
-            [LaneSection(0.0, lanes, (CURB,))],
+            [LaneSectionSpec(0.0, lanes, (CURB,))],
             name=name,
             kind="town",
             speed_kmh=50,

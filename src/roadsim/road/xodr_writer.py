@@ -16,7 +16,14 @@ from lxml import etree
 from roadsim.road.layout import Arc, Line, wrap_angle
 
 if TYPE_CHECKING:
-    from roadsim.road.builder import Document, Lane, LaneSection, Road, RoadMark, Signal
+    from roadsim.road.builder import (
+        Document,
+        LaneSectionSpec,
+        LaneSpec,
+        RoadMarkSpec,
+        RoadSpec,
+        SignalSpec,
+    )
 
 __all__ = ["write_xodr"]
 
@@ -86,7 +93,7 @@ def _sub(
     )
 
 
-def _write_road(root: etree._Element, road: Road) -> None:
+def _write_road(root: etree._Element, road: RoadSpec) -> None:
     el = _sub(
         root,
         "road",
@@ -140,7 +147,7 @@ def _write_road(root: etree._Element, road: Road) -> None:
             _write_signal(sigs, sig)
 
 
-def _write_section(el: etree._Element, sec: LaneSection) -> None:
+def _write_section(el: etree._Element, sec: LaneSectionSpec) -> None:
     left = sorted((ln for ln in sec.lanes if ln.id > 0), key=lambda ln: -ln.id)
     right = sorted((ln for ln in sec.lanes if ln.id < 0), key=lambda ln: -ln.id)
     if left:
@@ -155,7 +162,7 @@ def _write_section(el: etree._Element, sec: LaneSection) -> None:
             _write_lane(side, lane)
 
 
-def _write_lane(parent: etree._Element, lane: Lane) -> None:
+def _write_lane(parent: etree._Element, lane: LaneSpec) -> None:
     el = _sub(parent, "lane", {"id": lane.id, "type": lane.type, "level": "false"})
     if lane.predecessor is not None or lane.successor is not None:
         link = _sub(el, "link", {})
@@ -168,7 +175,7 @@ def _write_lane(parent: etree._Element, lane: Lane) -> None:
     _write_marks(el, lane.marks)
 
 
-def _write_marks(parent: etree._Element, marks: Sequence[RoadMark]) -> None:
+def _write_marks(parent: etree._Element, marks: Sequence[RoadMarkSpec]) -> None:
     for m in marks:
         attrs: dict[str, str | float] = {
             "sOffset": m.s_offset,
@@ -182,7 +189,7 @@ def _write_marks(parent: etree._Element, marks: Sequence[RoadMark]) -> None:
         _sub(parent, "roadMark", attrs)
 
 
-def _write_signal(parent: etree._Element, sig: Signal) -> None:
+def _write_signal(parent: etree._Element, sig: SignalSpec) -> None:
     attrs: dict[str, str | float] = {
         "s": sig.s,
         "t": sig.t,
