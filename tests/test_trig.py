@@ -6,12 +6,10 @@ import math
 
 import numba
 import numpy as np
-import numpy.typing as npt
 import pytest
 
 from roadsim._trig import sin_cos
-
-FloatArray = npt.NDArray[np.float64]
+from roadsim._types import FloatArray
 
 
 @numba.njit

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 
+from roadsim._types import FloatArray
 from roadsim.agents.dynamics import VehicleLimits, step_bicycle, step_bicycle_slots
 
 
@@ -69,7 +69,6 @@ def test_limits_clip_acceleration_steering_and_speed() -> None:
 
 # -- the compiled step against the array formula ------------------------------------------------
 
-FloatArray = npt.NDArray[np.float64]
 Step = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]
 
 

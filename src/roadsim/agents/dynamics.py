@@ -22,13 +22,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from roadsim._jit import chunks_for, njit_leaf, njit_loop, njit_rows, share
+from roadsim._types import FloatArray, IntArray
 from roadsim.world.lane_kernels import wrap
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)

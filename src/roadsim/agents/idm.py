@@ -12,11 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from roadsim._jit import njit_leaf
-
-FloatArray = npt.NDArray[np.float64]
+from roadsim._types import FloatArray
 
 
 @dataclass(frozen=True)

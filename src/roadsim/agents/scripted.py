@@ -33,9 +33,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from roadsim._jit import njit_leaf, njit_loop
+from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.scenario.paths import (
     PathGeometry,
     advance,
@@ -46,10 +46,6 @@ from roadsim.scenario.paths import (
 )
 from roadsim.scenario.schema import PathObject
 from roadsim.world.state import WorldState
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 # Lifecycle states (`ScriptedObjects.status`).
 PENDING, ALIVE, DONE = 0, 1, 2

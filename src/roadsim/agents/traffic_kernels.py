@@ -16,7 +16,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from roadsim._jit import (
     PREFETCH_AHEAD,
@@ -27,6 +26,7 @@ from roadsim._jit import (
     njit_rows,
     prefetch,
 )
+from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.agents.idm import idm_accel_one
 from roadsim.agents.junctions import next_entry
 from roadsim.sensors.driver_kernels import (
@@ -66,11 +66,6 @@ from roadsim.world.lane_kernels import (
     signed_curvature,
     wrap,
 )
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-UIntArray = npt.NDArray[np.uint64]
-BoolArray = npt.NDArray[np.bool_]
 
 HOPS = 3  # lane records of the route ahead the junction gate and the speed envelope read
 TRACK_MIN = 4.0  # m, lane keeping: distance over which an error is corrected, at least

@@ -19,10 +19,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import fresnel
 
+from roadsim._types import FloatArray, IntArray
 from roadsim.road.model import Geometry
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 LINE, ARC, SPIRAL, PARAM = 0, 1, 2, 3
 _KIND_CODES = {"line": LINE, "arc": ARC, "spiral": SPIRAL, "poly3": PARAM, "paramPoly3": PARAM}

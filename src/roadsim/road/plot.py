@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
+from roadsim._types import FloatArray
 from roadsim.road.mesh import RoadSampling, sample_road_surface
 from roadsim.road.plot_layout import (
     Label,
@@ -31,7 +31,6 @@ from roadsim.road.plot_layout import (
 if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Fill colour by lane type; types not listed are drawn in `_OTHER_LANE`.
 LANE_COLORS: dict[str, str] = {

@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._types import FloatArray
 from roadsim.errors import RoadsimError
-
-FloatArray = npt.NDArray[np.float64]
 
 #: ``(x0, y0, x1, y1)``: a view of the map, world frame (m).
 View = tuple[float, float, float, float]

@@ -14,10 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._types import FloatArray, IntArray
 from roadsim.road.model import Cubic
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
 class PiecewiseCubics:

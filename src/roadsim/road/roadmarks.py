@@ -24,15 +24,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
+
+from roadsim._types import FloatArray, IntArray
 
 if TYPE_CHECKING:
     from roadsim.road.mesh import LaneSamples
     from roadsim.road.model import RoadMark
     from roadsim.road.network import RoadNetwork
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 MARK_LIFT_M = 0.01
 BROKEN_LINE_M = 3.0

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
+from roadsim._types import FloatArray, IntArray
 from roadsim.road.model import Signal
 
 if TYPE_CHECKING:
@@ -37,9 +37,6 @@ if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
 
 __all__ = ["SignalAhead", "SignalIndex", "resolve_signal_references"]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)

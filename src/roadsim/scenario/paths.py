@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._jit import njit_leaf, njit_loop
+from roadsim._types import FloatArray, IntArray
 from roadsim.scenario.schema import PathObject, RoadPathPoint, WorldPathPoint
 from roadsim.scenario.validate import resolve_road_positions
 
@@ -58,8 +59,6 @@ __all__ = [
     "time_to_end",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Largest distance between two samples of the arc-length table (m).
 SAMPLE_SPACING = 0.5

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
+from roadsim._types import FloatArray
 from roadsim.road.mesh import RoadSampling, sample_road_surface
 from roadsim.road.plot import map_name, plot_map
 from roadsim.road.plot_layout import (
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ZOOM_MARGIN", "plot_scenario"]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Margin around the scenario's paths, targets, ego and objects in the default view (m).
 ZOOM_MARGIN = 30.0

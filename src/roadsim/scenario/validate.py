@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
-import numpy.typing as npt
 from scipy.spatial import cKDTree
 
+from roadsim._types import FloatArray
 from roadsim.road.lanes import DRIVABLE_TYPES
 from roadsim.scenario.problems import KeyPath, SourceMap
 from roadsim.scenario.schema import (
@@ -41,7 +41,6 @@ __all__ = [
     "validate_against_map",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Control points closer than this (m) are the same place.
 _SAME_POINT = 0.01

@@ -20,9 +20,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from roadsim._jit import PREFETCH_AHEAD, chunk, njit_leaf, njit_loop, njit_rows, prefetch
+from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.sensors.occupancy import LaneOccupancy, lower, upper
 from roadsim.world.lane_kernels import (
     LaneArrays,
@@ -39,11 +39,6 @@ from roadsim.world.lane_kernels import (
     wrap,
 )
 from roadsim.world.state import STATIC_OBJECT
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-UIntArray = npt.NDArray[np.uint64]
-BoolArray = npt.NDArray[np.bool_]
 
 # What a row of `observe` asks for (bit flags; geometry of the main lane is always read).
 WANT_FRONT = 1  # the object ahead in the main lane

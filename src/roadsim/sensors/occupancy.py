@@ -14,15 +14,11 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from roadsim._jit import chunk, chunks_for, njit, njit_leaf, njit_loop, njit_rows
 from roadsim._trig import sin_cos
+from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.world.lane_kernels import LaneArrays, bounds, direction, prefetch_ahead, progress
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 
 class LaneOccupancy(NamedTuple):

@@ -27,7 +27,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
+
+from roadsim._types import BoolArray, FloatArray, IntArray
 
 __all__ = [
     "LANES",
@@ -49,9 +50,6 @@ __all__ = [
     "TrafficSign",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 MISSING = -999.0  # a number that does not exist (openPASS' default)
 NO_ID = -1  # an id that does not exist

@@ -46,12 +46,10 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._jit import chunks_for, njit, njit_leaf, njit_loop, njit_rows, share
+from roadsim._types import BoolArray, FloatArray, IntArray
 
 __all__ = ["find_overlaps"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 Boxes = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]  # x, y, h, l, w
 Aabbs = tuple[FloatArray, FloatArray, FloatArray, FloatArray]  # x, y, ex, ey
 

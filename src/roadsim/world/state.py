@@ -18,10 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._jit import njit
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+from roadsim._types import BoolArray, FloatArray, IntArray
 
 # Actor kinds (`WorldState.kind`).
 VEHICLE, STATIC_OBJECT, SCRIPTED_OBJECT = 0, 1, 2

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._types import FloatArray, IntArray
 from roadsim.road.graph import END_OF_LANE_TYPES
 from roadsim.road.model import Controller, Signal
 from roadsim.road.signals import SignalIndex, resolve_signal_references
@@ -70,8 +71,6 @@ __all__ = [
     "TrafficLightPlan",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 StateArray = npt.NDArray[np.int8]
 
 #: What a light shows, as the int8 values of `TrafficLightPlan.state`.
