@@ -13,8 +13,8 @@ from roadsim.sensors.driver import DriverSensor
 from roadsim.sensors.driver_kernels import Out, search_ahead, search_behind, step_lane
 from roadsim.sensors.occupancy import LaneOccupancy, footprints, occupancy
 from roadsim.sim.build import MODEL_NAMES
+from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import bounds, by_lane, direction, progress
-from roadsim.world.routing import LaneInfo
 from roadsim.world.traffic_lights import TrafficLightPlan
 
 MAP = "tests/data/opendrive/maps/libOpenDRIVE/test.xodr"

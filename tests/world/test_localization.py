@@ -5,18 +5,14 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-import numpy.typing as npt
 
+from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.road.load import load_map
-from roadsim.world.lane_table import LaneTable
+from roadsim.world.lane_info import LaneInfo
+from roadsim.world.lane_samples import LaneSamples
 from roadsim.world.localization import JUNCTION_SLACK, SEAM, relocalize, relocalize_slots
-from roadsim.world.routing import EMPTY_LENGTH, LaneInfo
+from roadsim.world.routing import EMPTY_LENGTH
 from tests.conftest import CORPUS
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-UIntArray = npt.NDArray[np.uint64]
-BoolArray = npt.NDArray[np.bool_]
 
 MAP = CORPUS / "maps" / "libOpenDRIVE" / "test.xodr"
 
@@ -41,7 +37,7 @@ def choose_next(info: LaneInfo, salt: UIntArray, uid: IntArray) -> IntArray:
 
 
 def project(
-    table: LaneTable, uid: IntArray, p: FloatArray, x: FloatArray, y: FloatArray
+    table: LaneSamples, uid: IntArray, p: FloatArray, x: FloatArray, y: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """Progress and lateral offset of (x, y) on the sampled centre line of ``uid``, from
     the segment of the guess p, walking at most three segments: the array version of

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 from scipy.spatial import cKDTree
 
 from roadsim._jit import (
@@ -28,16 +27,13 @@ from roadsim._jit import (
     share,
     split_from,
 )
+from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.sensors.occupancy import LaneOccupancy, rearmost
 from roadsim.world.lane_kernels import LaneArrays, choose_next
 
 if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module imports)
-    from roadsim.world.routing import LaneInfo
+    from roadsim.world.lane_info import LaneInfo
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
-UIntArray = npt.NDArray[np.uint64]
 
 YIELD_RANGE = 40.0  # m before a junction entry where a vehicle asks to enter, at least
 _CONTACT = 3.0  # m: centre lines closer than this conflict

@@ -12,7 +12,7 @@ All vehicles driven by the autopilot are handled together, as arrays. Each tick:
    (`roadsim.agents.junctions`) are standing obstacles.
 2. *Longitudinal*: IDM toward the nearest obstacle. The desired speed is the lane's limit
    times the vehicle's factor, lowered ahead of curves so that the lateral acceleration
-   stays below `roadsim.world.lane_table.LATERAL_ACCEL`.
+   stays below `roadsim.world.lane_samples.LATERAL_ACCEL`.
 3. *Lateral*: MOBIL (Kesting, Treiber, Helbing 2007) picks changes to the left or right
    neighbour lane of the same direction; a lane that drops forces a change.
 4. *Steering*: the curvature of the centre line of the lane the vehicle wants to be in,
@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._jit import chunks_for
+from roadsim._types import FloatArray, IntArray, UIntArray
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.junctions import JunctionGate
 from roadsim.agents.traffic_kernels import (
@@ -52,15 +53,11 @@ from roadsim.agents.traffic_kernels import (
 )
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor, out_fits
 from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT, Out
+from roadsim.world.codes import LANE_DROP
+from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import by_lane, straight_headings
-from roadsim.world.routing import LANE_DROP, LaneInfo
 from roadsim.world.state import WorldState
 from roadsim.world.traffic_lights import NON_VEHICLE_LIGHT_TYPES, TrafficLightPlan
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-UIntArray = npt.NDArray[np.uint64]
-BoolArray = npt.NDArray[np.bool_]
 
 _THROUGH_TYPES = frozenset({"driving", "bidirectional"})  # lanes open to lane changes
 VISIBILITY = DEFAULT_VISIBILITY  # m: how far traffic drivers see
@@ -170,7 +167,7 @@ class TrafficModel:
         p = info.progress(uid, state.s[me])
         half_all = 0.5 * state.length
         drivers = _drivers(params, salt, np.zeros(state.capacity))
-        seen = self._sensor_only(state, salt, drivers, me)
+        seen = self.lean_view(state, salt, drivers, me)
         gap = np.where(seen.object_slot[:, FRONT] >= 0, seen.object_lon[:, FRONT], np.inf)
         route = routes(info.arrays, uid, salt[me], HOPS)
         min_gap, headway = drivers.idm[me, MIN_GAP], drivers.idm[me, TIME_HEADWAY]
@@ -189,28 +186,35 @@ class TrafficModel:
         stoppable = np.sqrt(2.0 * drivers.idm[me, COMFORT_DECEL] * np.maximum(room, 0.0))
         state.speed[me] = np.minimum(state.speed[me], np.minimum(calm, stoppable))
 
-    def _sensor_only(
-        self, state: WorldState, salt: UIntArray, drivers: Drivers, me: IntArray
+    def lean_view(
+        self,
+        state: WorldState,
+        salt: UIntArray,
+        drivers: Drivers,
+        me: IntArray,
+        want: int = WANT_FRONT,
+        time: float = 0.0,
     ) -> Out:
-        """The driver sensor's view ahead (`WANT_FRONT`) of the vehicles in slots ``me``
-        (on lanes), through traffic's own loop over the sensor's lean rows, without
-        `perceive`: the sensor's pass for such rows then compiles only once."""
+        """The driver sensor's lean rows (``want``: what to find, the sensor's WANT_*
+        flags; the view ahead by default) of the vehicles in slots ``me`` (on lanes),
+        through traffic's own loop over them, without `perceive`: the sensor's pass for
+        such rows then compiles only once."""
         n = me.size
         sensor = self.sensor
         occ = sensor.occupancy(state)
         order = by_lane(state.uid[me], self.info.n)
-        want, visibility = np.full(n, WANT_FRONT), np.full(n, VISIBILITY)
+        wants, visibility = np.full(n, want), np.full(n, VISIBILITY)
         sensed, actors, shown = (
             sensor.actors(state, salt),
             _traffic_actors(state),
-            sensor.shown(0.0),
+            sensor.shown(time),
         )
         target, p = np.empty(n, dtype=np.int64), np.zeros(n)
         view = sensor.out_for(n)
         gate = self.gate
         while True:
             observe_perceive(
-                len(view.cursor), self.info.arrays, sensor.tables, occ, sensed, want, visibility,
+                len(view.cursor), self.info.arrays, sensor.tables, occ, sensed, wants, visibility,
                 shown, view, Seen.of(view), actors, drivers, me, p, target, gate.granted,
                 gate.boxed, self.stops, self.routes, Perceived.empty(n), order, False,
             )  # fmt: skip

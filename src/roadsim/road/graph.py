@@ -1,7 +1,7 @@
 """The lane graph: which lane follows which in its driving direction, lane neighbours, how
 far a lane goes on, and the signals ahead on it.
 
-Nodes are lane uids (`roadsim.road.lanes.LaneTable`). An edge ``a -> b`` means a vehicle
+Nodes are lane uids (`roadsim.road.lanes.LaneRecords`). An edge ``a -> b`` means a vehicle
 driving along lane ``a`` in ``a``'s driving direction continues on lane ``b`` in ``b``'s
 driving direction. Edges come from three places (OpenDRIVE 1.8):
 
@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._checks import as_id, as_ids
+from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.errors import QueryError
 from roadsim.road.lanes import LANE_TYPES, lane_type_code
 from roadsim.road.signals import SignalAhead, SignalIndex
@@ -44,9 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["END_OF_LANE_TYPES", "LaneGraph", "SignalAhead"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: Lane types along which a lane stream continues for `LaneGraph.distance_to_end` by
 #: default (openPASS' distance to the end of lane counts driving lanes and the ramps).

@@ -17,14 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
+from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.road.model import Cubic, Lane, Road
 from roadsim.road.polynomials import PiecewiseCubics
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: Lane types of OpenDRIVE 1.8 (9.5.2), plus the deprecated ones still found in files.
 LANE_TYPES: tuple[str, ...] = (
@@ -88,15 +84,16 @@ def lane_type_code(name: str) -> int:
     return _TYPE_CODE.get(name.lower(), 0)
 
 
-class LaneTable:
-    """All lane sections and lanes of a network.
+class LaneRecords:
+    """All lane sections and lanes (lane records) of a network, as arrays by section and
+    by uid.
 
     Section arrays (index: global section number): ``sec_road``, ``sec_s0``, ``sec_s1``,
     ``sec_first_uid``, ``sec_count`` (lanes including the center lane), ``sec_center_uid``.
 
     Lane arrays (index: uid): ``road``, ``section``, ``lane_id``, ``type_code``,
     ``inner`` (uid of the next lane toward the center; the center lane itself for lanes
-    +-1; -1 for the center lane), ``has_border``, ``level``.
+    +-1; -1 for the center lane), ``has_border``.
     """
 
     def __init__(self, roads: Sequence[Road]) -> None:
@@ -147,7 +144,6 @@ class LaneTable:
             [lane_type_code(lane.type) for lane in lanes], dtype=np.int64
         )
         self.type_name: tuple[str, ...] = tuple(lane.type for lane in lanes)
-        self.level: BoolArray = np.array([lane.level for lane in lanes], dtype=bool)
         self.has_border: BoolArray = np.array([bool(lane.borders) for lane in lanes], dtype=bool)
         # Within a section lanes run from the leftmost (highest id) to the rightmost, so
         # the center lane sits at first + (number of left lanes).

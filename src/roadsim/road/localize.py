@@ -22,7 +22,7 @@ How the index works (built once per network, queried vectorised over points):
    fence distances, then Newton), reading t along ``w(s)``.
 4. **Lanes.** Between consecutive break points every lane's outer boundary (laneOffset plus
    widths, or a border) is one cubic in s, stored per (piece, lane) in the lane-uid order
-   of `roadsim.road.lanes.LaneTable`, where boundaries decrease from the leftmost lane to
+   of `roadsim.road.lanes.LaneRecords`, where boundaries decrease from the leftmost lane to
    the rightmost. A per-segment table over t (0.1 m bins) guesses how many boundaries lie
    above t; the two boundaries around t are then evaluated and checked, with a bisection
    where the guess fails, so a returned lane always contains the point.
@@ -50,16 +50,13 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._types import BoolArray, FloatArray, IntArray, ObjectArray
 from roadsim.road.geometry import PARAM, ReferenceLines
 from roadsim.road.lanes import DRIVABLE_TYPES, lane_type_code
 
 if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
-ObjectArray = npt.NDArray[np.object_]
 
 #: Surfaces within this height (m) of the one nearest to a query's z count as equally near.
 Z_TOLERANCE = 1.0
@@ -115,7 +112,7 @@ class LanePosition:
         road_index: Road index (-1 off lane).
         road_id: OpenDRIVE road id (``None`` off lane).
         lane_id: OpenDRIVE lane id (0 off lane; ``on_lane`` is the marker).
-        uid: Lane uid (see `roadsim.road.lanes.LaneTable`; -1 off lane).
+        uid: Lane uid (see `roadsim.road.lanes.LaneRecords`; -1 off lane).
         s: Position along the road's reference line (m; NaN off lane).
         t: Lateral position from the reference line, along the superelevated lateral
             axis (m; NaN off lane).

@@ -17,7 +17,7 @@ Two steps, both vectorised over the whole network:
 Surface ids (``SurfaceMesh.surface_id``, what a ray tracer returns for a hit):
 
 - ``0 .. n_lanes - 1`` are the lanes, and the surface id *is* the lane uid of
-  `roadsim.road.lanes.LaneTable` (center lanes have an id but own no triangles);
+  `roadsim.road.lanes.LaneRecords` (center lanes have an id but own no triangles);
 - ``n_lanes ..`` are road-mark records, one per (lane, ``<roadMark>`` record); all the
   lines of a double line share it.
 
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._types import FloatArray, Int32Array, IntArray
 from roadsim.road.roadmarks import (
     MarkLine,
     MarkLines,
@@ -57,9 +58,6 @@ from roadsim.road.roadmarks import (
 if TYPE_CHECKING:
     from roadsim.road.network import RoadNetwork
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-Int32Array = npt.NDArray[np.int32]
 SurfaceKind = Literal["lane", "road_mark"]
 
 MAX_CHORD_ERROR_M = 0.02
@@ -88,7 +86,7 @@ class Surface:
             (``solid``, ``broken``, ``solid solid``, ``curb`` ...), as in the file.
         road_id: OpenDRIVE id of the road.
         lane_id: OpenDRIVE lane id (a mark belongs to the lane whose outer border it marks).
-        section: Global lane-section index (`LaneTable.sec_road` etc.).
+        section: Global lane-section index (`LaneRecords.sec_road` etc.).
         uid: Lane uid.
         material: Index into `SurfaceMesh.materials`.
         s_start, s_end: Where the lane section or road-mark record applies, along s (m).
@@ -180,8 +178,8 @@ class LaneSamples:
             ``sec_first_uid[k] + j`` (the center lane's column is the laneOffset line).
         points: (P, 3) world positions (m).
         t: (P,) lateral positions (m).
-        sec_first_uid, sec_count: Copies of the `LaneTable` section arrays.
-        lane_section, lane_id: `LaneTable.section` and ``lane_id`` (by uid).
+        sec_first_uid, sec_count: Copies of the `LaneRecords` section arrays.
+        lane_section, lane_id: `LaneRecords.section` and ``lane_id`` (by uid).
     """
 
     grid_start: IntArray

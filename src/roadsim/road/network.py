@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._types import FloatArray, IntArray
 from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError
 from roadsim.road.geometry import ReferenceLines
-from roadsim.road.lanes import LaneTable
+from roadsim.road.lanes import LaneRecords
 from roadsim.road.model import Controller, Header, Junction, OpenDrive, Road, RoadObject, Signal
 from roadsim.road.polynomials import PiecewiseCubics
 
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
     from roadsim.road.localize import LanePosition, Localizer
     from roadsim.road.mesh import SurfaceMesh
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 RoadIds = str | int | Sequence[str] | Sequence[int] | npt.NDArray[np.generic]
 
 _FD_STEP = 1e-3  # m, for derivatives of lateral offsets by central differences
@@ -38,7 +37,7 @@ class RoadNetwork:
     Queries take arrays (or scalars) and return arrays. Roads are named by their OpenDRIVE
     id (a string; integers are accepted and converted), lanes by OpenDRIVE lane id, and
     every (road, lane section, lane) also has a stable integer *uid* (see
-    `roadsim.road.lanes.LaneTable`) for code that indexes arrays by lane.
+    `roadsim.road.lanes.LaneRecords`) for code that indexes arrays by lane.
 
     Attributes:
         path: The file the network was loaded from, if any.
@@ -68,7 +67,7 @@ class RoadNetwork:
         self.elevation = PiecewiseCubics([r.elevation for r in doc.roads], lengths)
         self.superelevation = PiecewiseCubics([r.superelevation for r in doc.roads], lengths)
         self.lane_offset = PiecewiseCubics([r.lane_offset for r in doc.roads], lengths)
-        self.lanes = LaneTable(doc.roads)
+        self.lanes = LaneRecords(doc.roads)
         self.signals: tuple[Signal, ...] = tuple(sig for r in doc.roads for sig in r.signals)
         self.objects: tuple[RoadObject, ...] = tuple(obj for r in doc.roads for obj in r.objects)
         self.load_seconds = load_seconds + (time.perf_counter() - start)

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._jit import chunks_for
+from roadsim._types import FloatArray, IntArray, UIntArray
 from roadsim.road.graph import END_OF_LANE_TYPES
 from roadsim.road.signals import SignalIndex
 from roadsim.scenario.schema import VEHICLE_MODELS
@@ -45,14 +46,10 @@ from roadsim.sensors.driver_kernels import (
 )
 from roadsim.sensors.occupancy import LaneOccupancy, footprints
 from roadsim.sensors.view import MISSING, DriverViews, MarkingTable, SignalTable
+from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import by_lane
-from roadsim.world.routing import LaneInfo
 from roadsim.world.state import WorldState
 from roadsim.world.traffic_lights import TrafficLightPlan
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-UIntArray = npt.NDArray[np.uint64]
 
 #: How far a driver sees by default (m).
 DEFAULT_VISIBILITY = 300.0

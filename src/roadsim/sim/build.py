@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._types import FloatArray, IntArray
 from roadsim.agents.dynamics import VehicleLimits
 from roadsim.agents.idm import IdmParams
 from roadsim.road.network import RoadNetwork
@@ -28,7 +29,7 @@ from roadsim.scenario.schema import (
 )
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.world.collisions import find_overlaps
-from roadsim.world.routing import LaneInfo
+from roadsim.world.lane_info import LaneInfo
 from roadsim.world.state import (
     AUTOPILOT,
     EXTERNAL,
@@ -38,9 +39,6 @@ from roadsim.world.state import (
     VEHICLE,
     WorldState,
 )
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Model indices in `WorldState.model`: the vehicle models, the static object types, map
 #: objects, then the kinds of scripted objects that are not vehicles.

@@ -9,14 +9,10 @@ model) at the start of an entry lane chosen at random, once that lane has room f
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
-from roadsim.world.routing import LaneInfo
+from roadsim._types import FloatArray, IntArray, UIntArray
+from roadsim.world.lane_info import LaneInfo
 from roadsim.world.state import WorldState
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-UIntArray = npt.NDArray[np.uint64]
 
 _JAM_GAP = 2.0  # m left to the vehicle ahead after braking
 _COMFORT_DECEL = 2.0  # m/s^2

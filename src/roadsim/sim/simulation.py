@@ -44,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._checks import as_id, as_ids, as_number
+from roadsim._types import FloatArray, IntArray
 from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.scripted import ScriptedObjects
@@ -60,9 +61,9 @@ from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.build import MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner
 from roadsim.world.collisions import find_overlaps
+from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import by_lane
 from roadsim.world.localization import relocalize_slots
-from roadsim.world.routing import LaneInfo
 from roadsim.world.state import (
     AUTOPILOT,
     EXTERNAL,
@@ -72,9 +73,6 @@ from roadsim.world.state import (
     vehicle_slots,
 )
 from roadsim.world.traffic_lights import TrafficLightPlan
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 
 #: Ticks between two sortings of the traffic vehicles' slots into lane order.
 SORT_EVERY = 20

@@ -7,11 +7,11 @@ editing that code compiles no kernel again.
 
 from __future__ import annotations
 
-# How a lane record ends for traffic (`roadsim.world.routing.LaneInfo.end_kind`).
+# How a lane record ends for traffic (`roadsim.world.lane_info.LaneInfo.end_kind`).
 CONTINUES, LANE_DROP, MAP_EDGE = 0, 1, 2
 
 # What a traffic light shows (`roadsim.world.traffic_lights`).
 RED, YELLOW, GREEN = 0, 1, 2
 
-# m/s^2 with which traffic slows down before a curve (`roadsim.world.lane_table`).
+# m/s^2 with which traffic slows down before a curve (`roadsim.world.lane_samples`).
 ENVELOPE_DECEL = 1.5

@@ -1,11 +1,11 @@
 """The lane tables as one bundle of arrays, and compiled scalar look-ups on them.
 
-`LaneArrays` gathers what `roadsim.world.routing.LaneInfo` and its
-`roadsim.world.lane_table.LaneTable` know per lane uid and per sample into a typed named
+`LaneArrays` gathers what `roadsim.world.lane_info.LaneInfo` and its
+`roadsim.world.lane_samples.LaneSamples` know per lane uid and per sample into a typed named
 tuple of numpy arrays, the form compiled kernels (`roadsim._jit.njit`) accept. The
 functions here answer one question for one vehicle (where is the centre of this lane at
 progress p, which lane comes next on this vehicle's route, ...) by linear interpolation
-between the samples, as `LaneTable` defines them; kernels call them inside their loops.
+between the samples, as `LaneSamples` defines them; kernels call them inside their loops.
 """
 
 from __future__ import annotations
@@ -14,14 +14,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from roadsim._jit import PREFETCH_AHEAD, njit, njit_leaf, prefetch
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-UIntArray = npt.NDArray[np.uint64]
-BoolArray = npt.NDArray[np.bool_]
+from roadsim._types import FloatArray, IntArray
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -29,10 +24,10 @@ _M2 = np.uint64(0x94D049BB133111EB)
 
 
 class LaneArrays(NamedTuple):
-    """Per-lane-uid and per-sample arrays (see `LaneInfo` and `LaneTable` for meanings).
+    """Per-lane-uid and per-sample arrays (see `LaneInfo` and `LaneSamples` for meanings).
 
     The per-uid arrays are strided views into two row-major tables (see
-    `roadsim.world.routing.LaneInfo._bundle`); ``drivable`` is 0 or 1. The stop-line
+    `roadsim.world.lane_info.LaneInfo._bundle`); ``drivable`` is 0 or 1. The stop-line
     columns are filled by the traffic model (`roadsim.agents.traffic.TrafficModel`).
     """
 
@@ -59,7 +54,6 @@ class LaneArrays(NamedTuple):
     right_uid: IntArray
     drivable: IntArray
     first_next: IntArray
-    first_prev: IntArray
     road: IntArray
     stop_signal: IntArray  # the light governing that stop line (-1: none)
     # CSR columns and samples
@@ -206,7 +200,7 @@ def curve_speed_sq(la: LaneArrays, u: int, p: float) -> float:
 @njit_leaf
 def project(la: LaneArrays, u: int, p: float, x: float, y: float) -> tuple[float, float]:
     """Progress and lateral offset (+ left) of the point (x, y) on lane ``u``, from a
-    guess p: as `roadsim.world.lane_table.LaneTable.project`."""
+    guess p: as `roadsim.world.lane_samples.LaneSamples.project`."""
     first = la.ptr[u]
     last_seg = max(la.samples[u] - 2, 0)
     end = la.ptr[u + 1] - 1

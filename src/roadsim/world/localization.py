@@ -3,7 +3,7 @@
 A full `RoadNetwork.localize` searches the whole map; a vehicle that was on a lane a tick
 ago is almost always on the same lane, the next lane of its route, or a neighbour. So each
 tick projects the new position onto the sampled centre line of the vehicle's lane
-(`roadsim.world.lane_table.LaneTable`: samples at most 2 m apart, or the two ends of a
+(`roadsim.world.lane_samples.LaneSamples`: samples at most 2 m apart, or the two ends of a
 straight lane record), moves on to the route's next lane when it passes the end of its
 lane record (at most three lanes a tick), checks the lateral offset against the lane's
 width and tries the neighbour on that side, and only for what is left runs a full
@@ -29,9 +29,9 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
 from roadsim._jit import chunk, chunks_for, njit_loop, njit_rows
+from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -44,12 +44,7 @@ from roadsim.world.lane_kernels import (
 )
 
 if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module imports)
-    from roadsim.world.routing import LaneInfo
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-UIntArray = npt.NDArray[np.uint64]
-BoolArray = npt.NDArray[np.bool_]
+    from roadsim.world.lane_info import LaneInfo
 
 
 #: How far (m) a vehicle may stray from a junction's connecting lane and still be on it.
@@ -78,7 +73,7 @@ def relocalize(
         info: The lane tables.
         uid, s: Previous lane (>= 0) and road s, shape (N,).
         x, y, heading: New pose, shape (N,).
-        salt: Route salts (see `roadsim.world.routing.LaneInfo.choose_next`).
+        salt: Route salts (see `roadsim.world.lane_info.LaneInfo.choose_next`).
 
     Returns:
         ``(uid, s, t)``; uid is -1 where the vehicle is on no lane any more.

@@ -1,9 +1,8 @@
-"""Lanes as a driver sees them: progress along a lane, where it leads, and route choice.
+"""Where lanes lead: the drivable links between lane records, and route choice.
 
-Everything here is precomputed per lane uid once per simulation (`LaneInfo`) so that the
-per-tick work is array indexing. A vehicle's *progress* ``p`` is its distance along its lane
-record in driving direction, from where it entered the record: ``s - s0`` on lanes driven
-along +s, ``s1 - s`` on lanes driven against s.
+A vehicle's *progress* ``p`` is its distance along its lane record in driving direction,
+from where it entered the record: ``s - s0`` on lanes driven along +s, ``s1 - s`` on lanes
+driven against s (`roadsim.world.lane_info.LaneInfo` holds the per-lane tables).
 
 Route choice is a pure function of (vehicle salt, lane uid): at a fork a vehicle takes the
 successor picked by a 64-bit hash of both (`roadsim.world.lane_kernels.choose_next`), so
@@ -13,240 +12,17 @@ simulation's `numpy.random.SeedSequence`.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-import numpy.typing as npt
 
-from roadsim.road.lanes import DRIVABLE_TYPES
-from roadsim.road.network import RoadNetwork
-from roadsim.world.codes import CONTINUES as CONTINUES
-from roadsim.world.codes import LANE_DROP as LANE_DROP
-from roadsim.world.codes import MAP_EDGE as MAP_EDGE
-from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
-from roadsim.world.lane_table import LaneTable
+from roadsim._types import BoolArray, FloatArray, IntArray
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
+__all__ = ["EMPTY_LENGTH", "bypass_empty", "first_of_rows"]
 
-
-DEFAULT_SPEED_LIMIT = 50 / 3.6  # m/s where a map says nothing
 EMPTY_LENGTH = 1e-6  # m: lane records shorter than this are passed through
 _MAX_EMPTY_CHAIN = 32
-MIN_USABLE_WIDTH = 2.5  # m: a lane that drops ends for traffic where it gets narrower
-_LINE = 64  # bytes in a cache line
 
 
-class LaneInfo:
-    """Per-lane-uid tables for the traffic model.
-
-    Attributes:
-        s0, s1: The lane record's section range along s (m).
-        sign: +1 driven along +s, -1 against, 0 center lanes (float).
-        length: ``s1 - s0`` (m).
-        road: Road index.
-        drivable: A car may drive on it (`roadsim.road.lanes.DRIVABLE_TYPES`).
-        junction: Index into ``net.junctions`` of the lane's road, -1 outside junctions.
-        speed_limit: m/s, from lane speed records, the road type's speed, or
-            `DEFAULT_SPEED_LIMIT`.
-        next_ptr, next_idx: CSR of the drivable successors in driving direction.
-        prev_ptr, prev_idx: CSR of the drivable predecessors.
-        first_next, first_prev: The first drivable successor and predecessor (-1: none).
-        end_kind: CONTINUES, LANE_DROP (no successor but its section's other drivable
-            lanes go on) or MAP_EDGE (the road network ends there).
-        usable: Progress up to which a vehicle may drive in the lane: the lane's length,
-            or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`.
-        drop_at: Progress at which a lane, or the single chain of lanes it leads into,
-            drops: where traffic must have left it (inf: no drop ahead).
-        table: Sampled centre lines, boundaries and curvature (`LaneTable`).
-    """
-
-    def __init__(self, net: RoadNetwork) -> None:
-        lanes = net.lanes
-        n = len(lanes.lanes)
-        self.net = net
-        self.n = n
-        self.s0: FloatArray = lanes.sec_s0[lanes.section]
-        self.s1: FloatArray = lanes.sec_s1[lanes.section]
-        self.length: FloatArray = self.s1 - self.s0
-        self.sign: FloatArray = net.driving_sign(np.arange(n, dtype=np.int64))
-        self.road: IntArray = lanes.road.copy()
-        self.drivable: BoolArray = np.array(
-            [t in DRIVABLE_TYPES for t in lanes.type_name], dtype=bool
-        )
-        self.drivable &= self.sign != 0
-        junction_index = {j.id: k for k, j in enumerate(net.junctions)}
-        road_junction = np.array(
-            [junction_index.get(j, -1) if j is not None else -1 for j in net.road_junction],
-            dtype=np.int64,
-        )
-        self.junction: IntArray = road_junction[lanes.road] if n else np.zeros(0, np.int64)
-        self.speed_limit: FloatArray = self._speed_limits(net)
-
-        graph = net.graph
-        src = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.succ_ptr))
-        dst = graph.succ_idx.astype(np.int64)
-        keep = self.drivable[dst]
-        src, dst = src[keep], dst[keep]
-        src, dst = _bypass_empty(src, dst, self.length, self.drivable)
-        counts = np.bincount(src, minlength=n)
-        self.next_ptr: IntArray = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        self.next_idx: IntArray = dst[np.argsort(src, kind="stable")]
-        self.next_count: IntArray = counts.astype(np.int64)
-        back = np.argsort(dst, kind="stable")
-        back_counts = np.bincount(dst, minlength=n)
-        self.prev_ptr: IntArray = np.concatenate(([0], np.cumsum(back_counts))).astype(np.int64)
-        self.prev_idx: IntArray = src[back]
-        self.first_next: IntArray = _first_of_rows(self.next_ptr, self.next_idx)
-        self.first_prev: IntArray = _first_of_rows(self.prev_ptr, self.prev_idx)
-
-        # A lane with no drivable successor either drops (a neighbour of the same direction
-        # in its section goes on: merge before its end) or is where the map ends.
-        end = np.full(n, CONTINUES, dtype=np.int64)
-        dead = (self.next_count == 0) & self.drivable
-        # (per section and driving direction: 2 * section + (sign > 0))
-        side = 2 * lanes.section + (self.sign > 0)
-        side_goes_on = np.zeros(2 * lanes.sections, dtype=bool)
-        np.logical_or.at(side_goes_on, side, (self.next_count > 0) & self.drivable)
-        end[dead] = np.where(side_goes_on[side[dead]], LANE_DROP, MAP_EDGE)
-        self.end_kind: IntArray = end
-        self.usable: FloatArray = self._usable_lengths(net)
-        self.drop_at: FloatArray = self._drop_distances()
-        self.table = LaneTable(
-            net,
-            np.flatnonzero(self.sign != 0),
-            self.s0,
-            self.s1,
-            self.sign,
-            dense=np.flatnonzero(self.junction >= 0),
-        )
-        self.arrays = self._bundle()
-
-    def _drop_distances(self, hops: int = 6) -> FloatArray:
-        """Progress (from each lane's start) where the lane, or the one lane it leads into,
-        and so on, drops (see ``usable``); inf where no drop lies within ``hops`` lanes."""
-        out = np.where(self.end_kind == LANE_DROP, self.usable, np.inf)
-        single = self.next_count == 1
-        nxt = np.maximum(self.first_next, 0)
-        for _ in range(hops):
-            out = np.where(single, np.minimum(out, self.length + out[nxt]), out)
-        return out
-
-    def _usable_lengths(self, net: RoadNetwork) -> FloatArray:
-        """Progress up to which a car fits in the lane: its length, except for lanes that
-        drop, which end where they narrow below `MIN_USABLE_WIDTH`."""
-        usable = self.length.copy()
-        drops = np.flatnonzero(self.end_kind == LANE_DROP)
-        if drops.size == 0:
-            return usable
-        steps = 64
-        frac = np.linspace(0.0, 1.0, steps)
-        u = np.repeat(drops, steps)
-        p = np.tile(frac, drops.size) * self.length[u]
-        width = np.abs(net.uid_width(u, self.road_s(u, p))).reshape(drops.size, steps)
-        narrow = width < MIN_USABLE_WIDTH
-        # The first sample of the narrow stretch that reaches the lane's end.
-        wide_at = np.where(~narrow, np.arange(steps), -1).max(axis=1)
-        first_narrow = np.minimum(wide_at + 1, steps - 1)
-        usable[drops] = np.where(
-            narrow[:, -1], frac[first_narrow] * self.length[drops], self.length[drops]
-        )
-        return usable
-
-    def _speed_limits(self, net: RoadNetwork) -> FloatArray:
-        lanes = net.lanes
-        out = np.full(len(lanes.lanes), DEFAULT_SPEED_LIMIT)
-        for uid, lane in enumerate(lanes.lanes):
-            if lane.speeds:
-                out[uid] = lane.speeds[0].max_speed
-                continue
-            road = net.roads[int(lanes.road[uid])]
-            if road.speed_limits:
-                s0 = float(lanes.sec_s0[lanes.section[uid]])
-                limit = road.speed_limits[0][1]
-                for s, value in road.speed_limits:
-                    if s <= s0 + 1e-9:
-                        limit = value
-                out[uid] = limit
-        return out
-
-    def _bundle(self) -> LaneArrays:
-        """Everything above as one bundle for compiled kernels (`roadsim.world.lane_kernels`).
-
-        The per-lane arrays are columns of two row-major matrices, one of floats and one
-        of integers, so that what a kernel reads of one lane sits in one or two cache
-        lines instead of one line per array (a kernel looks up a dozen fields of a few
-        lanes per vehicle, and on a large map the tables are far bigger than the caches).
-        """
-        t, graph, n = self.table, self.net.graph, self.n
-        floats = {
-            "length": self.length,
-            "sign": self.sign,
-            "s0": self.s0,
-            "s1": self.s1,
-            "spacing": t.spacing,
-            "speed_limit": self.speed_limit,
-            "usable": self.usable,
-            "drop_at": self.drop_at,
-            "envelope_start": t.envelope_sq[t.ptr[:-1]],
-            "stop_p": np.full(n, np.inf),
-        }
-        ints = {
-            "ptr": t.ptr,
-            "samples": t.count,
-            "next_ptr": self.next_ptr,
-            "next_count": self.next_count,
-            "prev_ptr": self.prev_ptr,
-            "junction": self.junction,
-            "section": self.net.lanes.section,
-            "end_kind": self.end_kind,
-            "left_uid": graph.left_uid,
-            "right_uid": graph.right_uid,
-            "drivable": self.drivable,
-            "first_next": self.first_next,
-            "first_prev": self.first_prev,
-            "road": self.road,
-            "stop_signal": np.full(n, -1, dtype=np.int64),
-        }
-        rows = n + 1  # CSR pointers have one entry more than there are lanes
-        float_rows = _cache_aligned(np.zeros((rows, 16)))
-        int_rows = _cache_aligned(np.zeros((rows, 16), dtype=np.int64))
-        columns: dict[str, npt.NDArray[np.generic]] = {}
-        for table, values in ((float_rows, floats), (int_rows, ints)):
-            for c, (name, column) in enumerate(values.items()):
-                table[: column.shape[0], c] = column
-                columns[name] = table[: column.shape[0], c]
-        return LaneArrays(
-            next_idx=self.next_idx.astype(np.int64),
-            prev_idx=self.prev_idx.astype(np.int64),
-            sample=_cache_aligned(np.column_stack([getattr(t, name) for name in SAMPLE_COLUMNS])),
-            **columns,  # type: ignore[arg-type]
-        )
-
-    # -- progress and road coordinates -------------------------------------------------------------
-
-    def progress(self, uid: IntArray, s: FloatArray) -> FloatArray:
-        """Distance along each lane record in driving direction (m)."""
-        return np.where(self.sign[uid] >= 0, s - self.s0[uid], self.s1[uid] - s)
-
-    def road_s(self, uid: IntArray, p: FloatArray) -> FloatArray:
-        """The road s at progress ``p`` on each lane record."""
-        return np.where(self.sign[uid] >= 0, self.s0[uid] + p, self.s1[uid] - p)
-
-
-def _cache_aligned(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """A C-contiguous copy of ``values`` that starts on a 64-byte boundary, a cache line:
-    numpy aligns its arrays to 16 bytes only, and a table row of 64 bytes (a sample) or
-    128 (a lane) that straddles a line costs one line more to read."""
-    buffer = np.empty(values.nbytes + _LINE, dtype=np.uint8)
-    skip = -buffer.ctypes.data % _LINE
-    out = buffer[skip : skip + values.nbytes].view(values.dtype).reshape(values.shape)
-    out[...] = values
-    return out
-
-
-def _first_of_rows(ptr: IntArray, idx: IntArray) -> IntArray:
+def first_of_rows(ptr: IntArray, idx: IntArray) -> IntArray:
     """The first entry of each CSR row (-1 for empty rows)."""
     if idx.size == 0:  # a map without a single lane link
         return np.full(ptr.size - 1, -1, dtype=np.int64)
@@ -254,7 +30,7 @@ def _first_of_rows(ptr: IntArray, idx: IntArray) -> IntArray:
     return np.where(has, idx[np.minimum(ptr[:-1], idx.size - 1)], -1)
 
 
-def _bypass_empty(
+def bypass_empty(
     src: IntArray, dst: IntArray, length: FloatArray, drivable: BoolArray
 ) -> tuple[IntArray, IntArray]:
     """Links that skip lane records of zero length (some maps have chains of empty lane

@@ -7,9 +7,9 @@ import math
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 
+from roadsim._types import IntArray
 from roadsim.road.builder import (
     CubicSpec,
     LaneSectionSpec,
@@ -22,13 +22,11 @@ from roadsim.road.builder import (
 )
 from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
+from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import DIR_X, DIR_Y, centre, straight_headings
-from roadsim.world.lane_table import STEP, LaneTable
-from roadsim.world.routing import LaneInfo
+from roadsim.world.lane_samples import STEP, LaneSamples
 from tests.conftest import CORPUS
 from tests.sensors import roads
-
-IntArray = npt.NDArray[np.int64]
 
 
 def _network(doc: roads.Document, folder: Path) -> RoadNetwork:
@@ -39,13 +37,13 @@ def _sampled(info: LaneInfo) -> IntArray:
     return np.flatnonzero(info.sign != 0)
 
 
-def _dense(net: RoadNetwork, info: LaneInfo) -> LaneTable:
+def _dense(net: RoadNetwork, info: LaneInfo) -> LaneSamples:
     """The tables with every lane record sampled at most `STEP` apart."""
     lanes = _sampled(info)
-    return LaneTable(net, lanes, info.s0, info.s1, info.sign, dense=lanes)
+    return LaneSamples(net, lanes, info.s0, info.s1, info.sign, dense=lanes)
 
 
-def _agree(thin: LaneTable, dense: LaneTable, uid: IntArray, rng: np.random.Generator) -> None:
+def _agree(thin: LaneSamples, dense: LaneSamples, uid: IntArray, rng: np.random.Generator) -> None:
     """Both tables give the same pose and boundaries at random progress on ``uid``."""
     length = dense.spacing[uid] * (dense.count[uid] - 1)
     p = rng.uniform(-1.0, 1.0, uid.size) + rng.uniform(0.0, 1.0, uid.size) * length

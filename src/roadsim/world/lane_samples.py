@@ -3,7 +3,7 @@
 The exact lane geometry (reference line plus width polynomials) costs dozens of array
 operations per query. The traffic model asks the same questions every tick (where is the
 centre of my lane 20 m ahead, how sharp is the curve there, is this t still inside the
-lane), so `LaneTable` samples every drivable lane record at uniform steps of at most
+lane), so `LaneSamples` samples every drivable lane record at uniform steps of at most
 `STEP` metres along its driving direction, from its start to its end, and answers by
 linear interpolation. Between samples the error is of the order ``STEP**2 / 8`` times the
 second derivative: well under a millimetre for lane boundaries on real maps.
@@ -16,20 +16,16 @@ so that more of them stays in the caches while thousands of vehicles read them e
 tick.
 
 The tick reads the samples through compiled look-ups (`roadsim.world.lane_kernels`);
-`LaneTable.pose` and `LaneTable.bounds` answer set-up code (spawning) with arrays.
+`LaneSamples.pose` and `LaneSamples.bounds` answer set-up code (spawning) with arrays.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.road.network import RoadNetwork
 from roadsim.world.codes import ENVELOPE_DECEL as ENVELOPE_DECEL
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 STEP = 2.0  # m, largest distance between two samples of a lane
 LATERAL_ACCEL = 2.5  # m/s^2 that traffic accepts in curves
@@ -45,14 +41,14 @@ CURVATURE_TOL = 1e-9
 ENVELOPE_TOL = 1e-3
 
 
-class LaneTable:
+class LaneSamples:
     """Uniform samples of lane records, indexed by progress.
 
     Args:
         net: The road network.
         lanes: The lane uids to sample (others answer from a one-sample stub).
         s0, s1, sign: Each uid's section range and driving sign (see
-            `roadsim.world.routing.LaneInfo`).
+            `roadsim.world.lane_info.LaneInfo`).
         dense: Lane uids that keep all their samples even where straight (the junction
             conflict search reads the samples as points along the lane).
 

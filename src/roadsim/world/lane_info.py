@@ -1,0 +1,236 @@
+"""Per-lane-uid tables of a simulation: where each lane record lies along its road, where
+it leads (`roadsim.world.routing`), how fast and how far traffic may drive in it, and its
+samples (`roadsim.world.lane_samples.LaneSamples`).
+
+Everything here is precomputed per lane uid once per simulation (`LaneInfo`) so that the
+per-tick work is array indexing; `LaneInfo.arrays` bundles the tables for compiled kernels
+(`roadsim.world.lane_kernels.LaneArrays`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim._types import BoolArray, FloatArray, IntArray
+from roadsim.road.lanes import DRIVABLE_TYPES
+from roadsim.road.network import RoadNetwork
+from roadsim.world.codes import CONTINUES, LANE_DROP, MAP_EDGE
+from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
+from roadsim.world.lane_samples import LaneSamples
+from roadsim.world.routing import bypass_empty, first_of_rows
+
+__all__ = ["DEFAULT_SPEED_LIMIT", "MIN_USABLE_WIDTH", "LaneInfo"]
+
+DEFAULT_SPEED_LIMIT = 50 / 3.6  # m/s where a map says nothing
+MIN_USABLE_WIDTH = 2.5  # m: a lane that drops ends for traffic where it gets narrower
+_LINE = 64  # bytes in a cache line
+
+
+class LaneInfo:
+    """Per-lane-uid tables for the traffic model.
+
+    Attributes:
+        s0, s1: The lane record's section range along s (m).
+        sign: +1 driven along +s, -1 against, 0 center lanes (float).
+        length: ``s1 - s0`` (m).
+        road: Road index.
+        drivable: A car may drive on it (`roadsim.road.lanes.DRIVABLE_TYPES`).
+        junction: Index into ``net.junctions`` of the lane's road, -1 outside junctions.
+        speed_limit: m/s, from lane speed records, the road type's speed, or
+            `DEFAULT_SPEED_LIMIT`.
+        next_ptr, next_idx: CSR of the drivable successors in driving direction.
+        prev_ptr, prev_idx: CSR of the drivable predecessors.
+        first_next, first_prev: The first drivable successor and predecessor (-1: none).
+        end_kind: CONTINUES, LANE_DROP (no successor but its section's other drivable
+            lanes go on) or MAP_EDGE (the road network ends there).
+        usable: Progress up to which a vehicle may drive in the lane: the lane's length,
+            or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`.
+        drop_at: Progress at which a lane, or the single chain of lanes it leads into,
+            drops: where traffic must have left it (inf: no drop ahead).
+        table: Sampled centre lines, boundaries and curvature (`LaneSamples`).
+    """
+
+    def __init__(self, net: RoadNetwork) -> None:
+        lanes = net.lanes
+        n = len(lanes.lanes)
+        self.net = net
+        self.n = n
+        self.s0: FloatArray = lanes.sec_s0[lanes.section]
+        self.s1: FloatArray = lanes.sec_s1[lanes.section]
+        self.length: FloatArray = self.s1 - self.s0
+        self.sign: FloatArray = net.driving_sign(np.arange(n, dtype=np.int64))
+        self.road: IntArray = lanes.road.copy()
+        self.drivable: BoolArray = np.array(
+            [t in DRIVABLE_TYPES for t in lanes.type_name], dtype=bool
+        )
+        self.drivable &= self.sign != 0
+        junction_index = {j.id: k for k, j in enumerate(net.junctions)}
+        road_junction = np.array(
+            [junction_index.get(j, -1) if j is not None else -1 for j in net.road_junction],
+            dtype=np.int64,
+        )
+        self.junction: IntArray = road_junction[lanes.road] if n else np.zeros(0, np.int64)
+        self.speed_limit: FloatArray = self._speed_limits(net)
+
+        graph = net.graph
+        src = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.succ_ptr))
+        dst = graph.succ_idx.astype(np.int64)
+        keep = self.drivable[dst]
+        src, dst = src[keep], dst[keep]
+        src, dst = bypass_empty(src, dst, self.length, self.drivable)
+        counts = np.bincount(src, minlength=n)
+        self.next_ptr: IntArray = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self.next_idx: IntArray = dst[np.argsort(src, kind="stable")]
+        self.next_count: IntArray = counts.astype(np.int64)
+        back = np.argsort(dst, kind="stable")
+        back_counts = np.bincount(dst, minlength=n)
+        self.prev_ptr: IntArray = np.concatenate(([0], np.cumsum(back_counts))).astype(np.int64)
+        self.prev_idx: IntArray = src[back]
+        self.first_next: IntArray = first_of_rows(self.next_ptr, self.next_idx)
+        self.first_prev: IntArray = first_of_rows(self.prev_ptr, self.prev_idx)
+
+        # A lane with no drivable successor either drops (a neighbour of the same direction
+        # in its section goes on: merge before its end) or is where the map ends.
+        end = np.full(n, CONTINUES, dtype=np.int64)
+        dead = (self.next_count == 0) & self.drivable
+        # (per section and driving direction: 2 * section + (sign > 0))
+        side = 2 * lanes.section + (self.sign > 0)
+        side_goes_on = np.zeros(2 * lanes.sections, dtype=bool)
+        np.logical_or.at(side_goes_on, side, (self.next_count > 0) & self.drivable)
+        end[dead] = np.where(side_goes_on[side[dead]], LANE_DROP, MAP_EDGE)
+        self.end_kind: IntArray = end
+        self.usable: FloatArray = self._usable_lengths(net)
+        self.drop_at: FloatArray = self._drop_distances()
+        self.table = LaneSamples(
+            net,
+            np.flatnonzero(self.sign != 0),
+            self.s0,
+            self.s1,
+            self.sign,
+            dense=np.flatnonzero(self.junction >= 0),
+        )
+        self.arrays = self._bundle()
+
+    def _drop_distances(self, hops: int = 6) -> FloatArray:
+        """Progress (from each lane's start) where the lane, or the one lane it leads into,
+        and so on, drops (see ``usable``); inf where no drop lies within ``hops`` lanes."""
+        out = np.where(self.end_kind == LANE_DROP, self.usable, np.inf)
+        single = self.next_count == 1
+        nxt = np.maximum(self.first_next, 0)
+        for _ in range(hops):
+            out = np.where(single, np.minimum(out, self.length + out[nxt]), out)
+        return out
+
+    def _usable_lengths(self, net: RoadNetwork) -> FloatArray:
+        """Progress up to which a car fits in the lane: its length, except for lanes that
+        drop, which end where they narrow below `MIN_USABLE_WIDTH`."""
+        usable = self.length.copy()
+        drops = np.flatnonzero(self.end_kind == LANE_DROP)
+        if drops.size == 0:
+            return usable
+        steps = 64
+        frac = np.linspace(0.0, 1.0, steps)
+        u = np.repeat(drops, steps)
+        p = np.tile(frac, drops.size) * self.length[u]
+        width = np.abs(net.uid_width(u, self.road_s(u, p))).reshape(drops.size, steps)
+        narrow = width < MIN_USABLE_WIDTH
+        # The first sample of the narrow stretch that reaches the lane's end.
+        wide_at = np.where(~narrow, np.arange(steps), -1).max(axis=1)
+        first_narrow = np.minimum(wide_at + 1, steps - 1)
+        usable[drops] = np.where(
+            narrow[:, -1], frac[first_narrow] * self.length[drops], self.length[drops]
+        )
+        return usable
+
+    def _speed_limits(self, net: RoadNetwork) -> FloatArray:
+        lanes = net.lanes
+        out = np.full(len(lanes.lanes), DEFAULT_SPEED_LIMIT)
+        for uid, lane in enumerate(lanes.lanes):
+            if lane.speeds:
+                out[uid] = lane.speeds[0].max_speed
+                continue
+            road = net.roads[int(lanes.road[uid])]
+            if road.speed_limits:
+                s0 = float(lanes.sec_s0[lanes.section[uid]])
+                limit = road.speed_limits[0][1]
+                for s, value in road.speed_limits:
+                    if s <= s0 + 1e-9:
+                        limit = value
+                out[uid] = limit
+        return out
+
+    def _bundle(self) -> LaneArrays:
+        """Everything above as one bundle for compiled kernels (`roadsim.world.lane_kernels`).
+
+        The per-lane arrays are columns of two row-major matrices, one of floats and one
+        of integers, so that what a kernel reads of one lane sits in one or two cache
+        lines instead of one line per array (a kernel looks up a dozen fields of a few
+        lanes per vehicle, and on a large map the tables are far bigger than the caches).
+        """
+        t, graph, n = self.table, self.net.graph, self.n
+        floats = {
+            "length": self.length,
+            "sign": self.sign,
+            "s0": self.s0,
+            "s1": self.s1,
+            "spacing": t.spacing,
+            "speed_limit": self.speed_limit,
+            "usable": self.usable,
+            "drop_at": self.drop_at,
+            "envelope_start": t.envelope_sq[t.ptr[:-1]],
+            "stop_p": np.full(n, np.inf),
+        }
+        ints = {
+            "ptr": t.ptr,
+            "samples": t.count,
+            "next_ptr": self.next_ptr,
+            "next_count": self.next_count,
+            "prev_ptr": self.prev_ptr,
+            "junction": self.junction,
+            "section": self.net.lanes.section,
+            "end_kind": self.end_kind,
+            "left_uid": graph.left_uid,
+            "right_uid": graph.right_uid,
+            "drivable": self.drivable,
+            "first_next": self.first_next,
+            "road": self.road,
+            "stop_signal": np.full(n, -1, dtype=np.int64),
+        }
+        rows = n + 1  # CSR pointers have one entry more than there are lanes
+        float_rows = _cache_aligned(np.zeros((rows, 16)))
+        int_rows = _cache_aligned(np.zeros((rows, 16), dtype=np.int64))
+        columns: dict[str, npt.NDArray[np.generic]] = {}
+        for table, values in ((float_rows, floats), (int_rows, ints)):
+            for c, (name, column) in enumerate(values.items()):
+                table[: column.shape[0], c] = column
+                columns[name] = table[: column.shape[0], c]
+        return LaneArrays(
+            next_idx=self.next_idx.astype(np.int64),
+            prev_idx=self.prev_idx.astype(np.int64),
+            sample=_cache_aligned(np.column_stack([getattr(t, name) for name in SAMPLE_COLUMNS])),
+            **columns,  # type: ignore[arg-type]
+        )
+
+    # -- progress and road coordinates -------------------------------------------------------------
+
+    def progress(self, uid: IntArray, s: FloatArray) -> FloatArray:
+        """Distance along each lane record in driving direction (m)."""
+        return np.where(self.sign[uid] >= 0, s - self.s0[uid], self.s1[uid] - s)
+
+    def road_s(self, uid: IntArray, p: FloatArray) -> FloatArray:
+        """The road s at progress ``p`` on each lane record."""
+        return np.where(self.sign[uid] >= 0, self.s0[uid] + p, self.s1[uid] - p)
+
+
+def _cache_aligned(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """A C-contiguous copy of ``values`` that starts on a 64-byte boundary, a cache line:
+    numpy aligns its arrays to 16 bytes only, and a table row of 64 bytes (a sample) or
+    128 (a lane) that straddles a line costs one line more to read."""
+    buffer = np.empty(values.nbytes + _LINE, dtype=np.uint8)
+    skip = -buffer.ctypes.data % _LINE
+    out = buffer[skip : skip + values.nbytes].view(values.dtype).reshape(values.shape)
+    out[...] = values
+    return out
