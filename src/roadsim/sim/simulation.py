@@ -37,8 +37,9 @@ and seed give bit-identical states.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -404,12 +405,27 @@ class Simulation:
         src = slots[by_lane(st.uid[slots], self.info.n)]
         if np.array_equal(src, slots):
             return
-        per_slot = [getattr(st, f.name) for f in fields(st)]
-        per_slot += [getattr(self.limits, f.name) for f in fields(self.limits)]
-        per_slot += [getattr(self.idm, f.name) for f in fields(self.idm)]
-        per_slot += [self.speed_factor, self.salt]
-        moving = [v for v in per_slot if isinstance(v, np.ndarray) and v.shape == st.id.shape]
-        move_rows([*moving, *self.traffic.per_slot()], slots, src)
+        move_rows(self._per_slot(), slots, src)
+
+    def _per_slot(self) -> list[npt.NDArray[Any]]:
+        """Everything kept about each slot's actor, arrays along their first axis: the
+        rows `_sort_slots` moves with the vehicles. A new per-slot array joins here."""
+        limits, idm = self.limits, self.idm
+        return [
+            *self.state.arrays().values(),
+            limits.wheelbase,
+            limits.max_accel,
+            limits.max_decel,
+            limits.max_steer,
+            limits.max_steer_rate,
+            *(
+                np.asarray(v)
+                for v in (idm.max_accel, idm.comfort_decel, idm.time_headway, idm.min_gap)
+            ),
+            self.speed_factor,
+            self.salt,
+            *self.traffic.per_slot(),
+        ]
 
     def _place_scripted(self, slots: IntArray) -> None:
         """Projects scripted objects onto the lane under their path (their guess)."""
