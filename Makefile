@@ -15,9 +15,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
+# Compiles the simulation's kernels once (numba, cached beside the sources), with progress.
 install: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim warmup
 
-run: $(STAMP)
+run: install
 	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim run
 
 test: $(STAMP)

@@ -182,15 +182,6 @@ def kernels() -> list[Any]:
     return list(_KERNELS)
 
 
-def compiled_before() -> bool:
-    """Whether this machine has compiled code of these sources in the cache for any kernel
-    imported so far: false on a fresh install, after an upgrade, or when unsure."""
-    try:
-        return any(len(kernel._cache._cache_file._load_index()) > 0 for kernel in _KERNELS)
-    except Exception:  # numba's cache internals moved
-        return False
-
-
 def njit_leaf(fn: F) -> F:
     """Compiles a helper that allocates nothing (a look-up, one vehicle's step): inlined
     into its callers, without numba's reference counting.

@@ -245,11 +245,38 @@ def _map_list(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- roadsim warmup -------------------------------------------------------------------------------
+
+
+def register_warmup(groups: SubParsers) -> None:
+    """``roadsim warmup``."""
+    warm = groups.add_parser(
+        "warmup",
+        help="compile the simulation's kernels now",
+        description="Compile (or load from the cache) every kernel a simulation of the "
+        "built-in scenarios uses, so that the first simulation does not wait for it. "
+        "Needed once per machine and version; `make run` and `make install` run it.",
+    )
+    warm.set_defaults(handler=_warmup)
+
+
+def _warmup(args: argparse.Namespace) -> int:
+    from roadsim.compiling import warmup
+
+    summary = warmup()
+    print(
+        f"roadsim: {summary.kernels} kernels ready, {summary.compiled} of them compiled now, "
+        f"in {summary.seconds:.1f} s"
+    )
+    return 0
+
+
 #: Command groups, in the order ``roadsim --help`` lists them.
 COMMAND_GROUPS: tuple[Callable[[SubParsers], None], ...] = (
     register_run,
     register_map,
     register_scenario,
+    register_warmup,
 )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,7 +153,7 @@ class RunSummary:
 def _run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from roadsim._jit import compiled_before
+    from roadsim.compiling import compile_seconds
     from roadsim.scenario import load_scenario
     from roadsim.sim import Simulation
 
@@ -165,17 +164,9 @@ def _run(args: argparse.Namespace) -> int:
         raise _UsageError("--duration must be positive")
     scenario = load_scenario(args.scenario)
     scenario = scenario.with_overrides(seed=args.seed, duration=args.duration)
-    compile_s = 0.0
-    if not compiled_before():
-        # The first tick on a machine compiles the kernels: run it on a throwaway copy of
-        # the scenario, so that the run's timing and progress bar measure simulation only.
-        print(
-            "roadsim: compiling the simulation kernels (once per machine and version, about 20 s)",
-            file=sys.stderr,
-        )
-        compile_start = time.perf_counter()
-        Simulation(scenario).step()
-        compile_s = time.perf_counter() - compile_start
+    # The first run on a machine compiles the kernels (roadsim.compiling reports each on
+    # stderr as it starts); their time is counted apart from set-up and run.
+    compiled_at_start = compile_seconds()
     sim = Simulation(scenario)
     steps = round(scenario.duration / sim.dt)
     interrupted = False
@@ -186,7 +177,8 @@ def _run(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
     bar = tqdm(total=steps, unit="frame", disable=args.no_progress, leave=False, mininterval=0.5)
     start = time.perf_counter()
-    setup_s = start - begin - compile_s
+    compiled_in_setup = compile_seconds() - compiled_at_start
+    setup_s = start - begin - compiled_in_setup
     try:
         for k in range(steps):
             if stop["now"]:
@@ -200,7 +192,8 @@ def _run(args: argparse.Namespace) -> int:
                 if ahead > 0:
                     time.sleep(ahead)
     finally:
-        wall = time.perf_counter() - start
+        compile_s = compile_seconds() - compiled_at_start
+        wall = time.perf_counter() - start - (compile_s - compiled_in_setup)
         bar.close()
         signal.signal(signal.SIGINT, previous)
     summary = RunSummary(

@@ -53,8 +53,9 @@ class CompileReport(event.Listener):
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream
         self._depth = 0
-        self._started: float | None = None
-        self._burst = 0
+        self._started: float | None = None  # the first compile of a burst
+        self._kernel_started = 0.0
+        self.seconds = 0.0  # wall seconds spent compiling roadsim's kernels so far
 
     def on_start(self, ev: event.Event) -> None:
         dispatcher = ev.data["dispatcher"]
@@ -63,13 +64,13 @@ class CompileReport(event.Listener):
         self._depth += 1
         if self._depth > 1:
             return  # a helper compiled as part of a kernel
+        self._kernel_started = time.perf_counter()
         if self._started is None:
             self._started = time.perf_counter()
             self._write(
                 "roadsim: compiling the simulation's kernels (once per machine and version; "
                 f"about {_expected_left():.0f} s of CPU left; `roadsim warmup` does it up front)"
             )
-        self._burst += 1
         ready = sum(1 for k in _jit.kernels() if k.signatures)
         self._write(
             f"roadsim: compiling {dispatcher.py_func.__module__.removeprefix('roadsim.')}."
@@ -81,9 +82,8 @@ class CompileReport(event.Listener):
         if not _ours(ev.data["dispatcher"]):
             return
         self._depth -= 1
-        if self._depth == 0 and self._started is not None and _expected_left() == 0.0:
-            self._write(f"roadsim: compiled in {time.perf_counter() - self._started:.0f} s")
-            self._started = None
+        if self._depth == 0:
+            self.seconds += time.perf_counter() - self._kernel_started
 
     def _write(self, line: str) -> None:
         stream = self._stream if self._stream is not None else sys.stderr
@@ -97,6 +97,11 @@ def _expected_left() -> float:
 
 _REPORT = CompileReport()
 event.register("numba:compile", _REPORT)  # type: ignore[no-untyped-call]
+
+
+def compile_seconds() -> float:
+    """Wall seconds this process has spent compiling roadsim's kernels so far."""
+    return _REPORT.seconds
 
 
 @dataclass(frozen=True)
