@@ -1,0 +1,42 @@
+"""Golden trajectories: a checksum of every built-in scenario's first 200 ticks.
+
+The speed work rewrites kernels often; a change that was meant to keep behaviour must
+keep these bits. A change meant to alter behaviour updates the checksum here and says
+why in its commit (print the new one with ``trajectory_checksum``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from roadsim import Simulation
+
+TICKS = 200
+
+#: sha256 of every `WorldState` array after each tick, in field order (first 16 hex
+#: digits), as the code of 155f8f3 computed them.
+GOLDEN = {
+    "highway": "db668330219899d6",
+    "town": "24c0245aa06a86f8",
+    "crossing": "a2c33f76b2a0d168",
+    "cut-in": "4d91c09467b5c8c0",
+}
+
+
+def trajectory_checksum(name: str, ticks: int = TICKS) -> str:
+    sim = Simulation(name)
+    digest = hashlib.sha256()
+    for _ in range(ticks):
+        sim.step()
+        for key, values in sorted(sim.state.arrays().items()):
+            digest.update(key.encode())
+            digest.update(np.ascontiguousarray(values).tobytes())
+    return digest.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_trajectory_matches_its_golden_checksum(name: str) -> None:
+    assert trajectory_checksum(name) == GOLDEN[name]
