@@ -18,7 +18,7 @@ import math
 import sys
 from pathlib import Path
 
-from roadsim.road.builder import Document, Junction, Line, PlanView, Pose, Road, RoadEnd
+from roadsim.road.builder import Document, JunctionSpec, Line, PlanView, Pose, RoadEnd, RoadSpec
 from roadsim.road.builtin import ARM, BLOCK, _lane_in, _lane_out, _street
 
 __all__ = ["BLOCK", "STREET_LENGTH", "grid", "street_ids"]
@@ -48,7 +48,7 @@ def grid(n: int) -> Document:
     if n < 2:
         raise ValueError(f"grid size must be at least 2, got {n}")
     ids = street_ids(n)
-    streets: list[Road] = []
+    streets: list[RoadSpec] = []
     arms: dict[tuple[int, int], list[RoadEnd]] = {(i, j): [] for i in range(n) for j in range(n)}
     for i in range(n):
         for j in range(n):
@@ -71,11 +71,11 @@ def grid(n: int) -> Document:
                 streets.append(road)
                 arms[(i, j)].append(road.end("start"))
                 arms[(i, j + 1)].append(road.end("end"))
-    junctions: list[Junction] = []
-    connecting: list[Road] = []
+    junctions: list[JunctionSpec] = []
+    connecting: list[RoadSpec] = []
     next_id = 100_000
     for (i, j), ends in arms.items():
-        junction = Junction(str(10_000 + i * n + j), f"Junction {i}-{j}")
+        junction = JunctionSpec(str(10_000 + i * n + j), f"Junction {i}-{j}")
         for a in ends:
             for b in ends:
                 if a is b:

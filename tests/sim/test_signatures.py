@@ -26,6 +26,8 @@ def test_every_kernel_compiles_one_signature_over_every_builtin_scenario() -> No
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=1800, check=True
     )
     signatures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert len(signatures) > 30  # the tick's kernels did run
+    # The kernels called from Python; from a warm cache, those called only from other
+    # kernels load inside their callers and list no signature of their own.
+    assert len(signatures) >= 15
     many = {name: sigs for name, sigs in signatures.items() if len(sigs) > 1}
     assert not many, "\n".join(f"{name}: {len(sigs)} signatures" for name, sigs in many.items())

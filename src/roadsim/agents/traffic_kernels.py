@@ -31,12 +31,10 @@ from roadsim.agents.idm import idm_accel_one
 from roadsim.agents.junctions import next_entry
 from roadsim.sensors.driver_kernels import (
     EGO,
-    END,
     FRONT,
     FRONT_LEFT,
     FRONT_RIGHT,
     LEFT,
-    LIGHTS,
     REAR,
     REAR_LEFT,
     REAR_RIGHT,
@@ -48,6 +46,7 @@ from roadsim.sensors.driver_kernels import (
     Actors,
     Out,
     Tables,
+    lights_fit,
     partial_row,
     prefetch_row,
     start_chunk,
@@ -430,7 +429,7 @@ def _observe_perceive_rows(
         prefetch_row(la, occ, sensed, me, want, order, j)
         i = order[j]
         partial_row(la, tab, occ, sensed, me, want, visibility, shown, view, i, c)
-        if perceive_too and view.cursor[c, LIGHTS] <= view.cursor[c, END + LIGHTS]:
+        if perceive_too and lights_fit(view, c):
             perceive(
                 la, seen, actors, drivers, me, p, target, granted, boxed, stops, routes, out, i
             )

@@ -710,9 +710,3 @@ class Document:
                     raise ValueError(
                         f"{self.name}: junction {j.id} names missing controller {cid!r}"
                     )
-
-
-# The names before the ``Spec`` suffix, which `benchmarks/grid_map.py` still imports; to go
-# once it imports the new ones.
-Junction = JunctionSpec
-Road = RoadSpec

@@ -650,6 +650,13 @@ def start_chunk(out: Out, c: int) -> None:
 
 
 @njit_leaf
+def lights_fit(out: Out, c: int) -> bool:
+    """Whether chunk c's light lists still fit in its part of the flat arrays: its
+    rows' lights so far are whole (lean rows list no signs or marks)."""
+    return bool(out.cursor[c, LIGHTS] <= out.cursor[c, END + LIGHTS])
+
+
+@njit_leaf
 def partial_row(
     la: LaneArrays,
     tab: Tables,
