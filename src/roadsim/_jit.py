@@ -260,7 +260,11 @@ def njit_rows(row: Callable[..., None]) -> Callable[..., None]:
 
 
 #: Rows a pass needs before it splits them over the threads, unless it says otherwise.
-MIN_PARALLEL_ROWS = 2048
+#: Measured with `benchmarks/split_threshold.py` on the 2-core machine, idle: splitting
+#: every pass broke even at 300 to 600 vehicles and gained 16% at 1,000. With the other
+#: core busy it made a tick 3 times slower at 1,000 vehicles and 40 to 80 times slower
+#: below 600, so one simulation per core is best run with ``NUMBA_NUM_THREADS=1``.
+MIN_PARALLEL_ROWS = 768
 
 _always_split = False  # see `always_split`
 
