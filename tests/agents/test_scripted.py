@@ -40,7 +40,7 @@ def ego_at(s: float, speed: float = 0.0) -> dict[str, Any]:
 
 
 def slot_of(sim: Simulation, index: int = 0) -> int:
-    return int(sim.scripted.scripts.slot[index])
+    return int(sim._scripted.scripts.slot[index])
 
 
 # -- regular objects -------------------------------------------------------------------------------
@@ -56,18 +56,18 @@ def test_a_regular_object_drives_its_speed_profile_exactly() -> None:
     ]
     sim = sim_of(objects=[{"type": "path", "kind": "car", "path": points}])
     k = slot_of(sim)
-    path = sim.scripted.paths[0]
+    path = sim._scripted.paths[0]
     st = sim.state
     assert st.active[k] and st.kind[k] == SCRIPTED_OBJECT
     assert (st.x[k], st.y[k], st.speed[k]) == pytest.approx((20.0, LANE_Y[-4], 5.0))
     distance, speed, arrival = [0.0], [5.0], {}
     for frame in range(1, 800):
         sim.step()
-        d = float(sim.scripted.progress.distance[0])
+        d = float(sim._scripted.progress.distance[0])
         assert d >= distance[-1]  # never backwards
         x, y, heading = path.pose_at(d)
         assert (st.x[k], st.y[k], st.heading[k]) == (x[0], y[0], heading[0])
-        standing = sim.scripted.progress.wait_left[0] > 0.0 or d == path.length
+        standing = sim._scripted.progress.wait_left[0] > 0.0 or d == path.length
         expected = 0.0 if standing else float(path.speed_at(d)[0])
         assert st.speed[k] == pytest.approx(expected, abs=1e-9)
         for i, knot in enumerate(path.knots):
@@ -98,7 +98,7 @@ def test_an_object_deleted_at_the_end_of_its_path_stays_gone() -> None:
         sim.step()
         frames += 1
     assert frames == round(2.0 / sim.dt)
-    assert sim.scripted.progress.status[0] == DONE and sim.state.uid[k] == -1
+    assert sim._scripted.progress.status[0] == DONE and sim.state.uid[k] == -1
     sim.run(5.0)
     assert not sim.state.active[k]
 
@@ -138,14 +138,14 @@ def test_height_follows_the_road_and_holds_over_a_gap() -> None:
     sim = sim_of(objects=[{"type": "path", "path": points}])
     k = slot_of(sim)
     st = sim.state
-    path = sim.scripted.paths[0]
+    path = sim._scripted.paths[0]
     on = path.sample_uid >= 0
     edges = path.sample_dist[np.flatnonzero(on[1:] != on[:-1])]
     last_surface, held = None, 0
     for _ in range(round(40.0 / sim.dt)):
         sim.step()
         surface = sim.net.surface_height(st.x[[k]], st.y[[k]])[0]
-        if np.min(np.abs(edges - sim.scripted.progress.distance[0])) < 2 * SAMPLE_SPACING:
+        if np.min(np.abs(edges - sim._scripted.progress.distance[0])) < 2 * SAMPLE_SPACING:
             continue  # where the road begins or ends, to within the path's sampling
         if np.isfinite(surface):
             assert st.z[k] == pytest.approx(surface, abs=0.05)
@@ -210,15 +210,15 @@ def test_deleted_on_leaving_the_range_and_created_anew_on_return() -> None:
     sim.step()
     assert sim.state.active[k]
     sim.run(2.0)
-    assert sim.scripted.progress.distance[0] > 5.0
+    assert sim._scripted.progress.distance[0] > 5.0
     teleport_ego(sim, 250.0)  # 100 m past the object: out of range
     sim.step()
-    assert not sim.state.active[k] and sim.scripted.progress.status[0] == PENDING
+    assert not sim.state.active[k] and sim._scripted.progress.status[0] == PENDING
     teleport_ego(sim, 140.0)
     sim.step()
-    assert sim.state.active[k] and sim.scripted.progress.status[0] == ALIVE
+    assert sim.state.active[k] and sim._scripted.progress.status[0] == ALIVE
     # Created anew at the start of the path, having moved one tick.
-    assert sim.scripted.progress.distance[0] == pytest.approx(5.0 * sim.dt)
+    assert sim._scripted.progress.distance[0] == pytest.approx(5.0 * sim.dt)
 
 
 def test_lifetime_deletes_for_good() -> None:
@@ -277,12 +277,12 @@ def test_a_dependent_object_arrives_when_its_controller_does(
     last = 0.0
     for frame in range(1, round(60.0 / sim.dt)):
         sim.step()
-        d = float(sim.scripted.progress.distance[0])
+        d = float(sim._scripted.progress.distance[0])
         assert d >= last
         last = d
         if ego_arrives is None and sim.state.x[ego] >= TARGET_X:
             ego_arrives = frame
-        if object_arrives is None and not sim.scripted.progress.synced[0]:
+        if object_arrives is None and not sim._scripted.progress.synced[0]:
             object_arrives = frame
         if ego_arrives is not None and object_arrives is not None:
             break
@@ -301,10 +301,10 @@ def test_a_dependent_object_stops_when_its_controller_stops() -> None:
     distance = []
     for _ in range(round(30.0 / sim.dt)):
         sim.step()
-        distance.append(float(sim.scripted.progress.distance[0]))
+        distance.append(float(sim._scripted.progress.distance[0]))
     assert np.all(np.diff(distance) >= 0.0)
     assert sim.state.speed[ego] == 0.0 and sim.state.speed[k] == 0.0
-    assert sim.scripted.progress.synced[0]  # waiting short of its target point
+    assert sim._scripted.progress.synced[0]  # waiting short of its target point
     assert distance[-1] == distance[len(distance) // 2]
 
 
@@ -316,7 +316,7 @@ def test_a_controller_moving_away_leaves_it_standing() -> None:
     for _ in range(100):
         sim.step()
         assert sim.state.speed[k] == 0.0
-    assert sim.scripted.progress.distance[0] == 0.0
+    assert sim._scripted.progress.distance[0] == 0.0
 
 
 def test_a_controller_that_turns_back_toward_the_target_resumes_it() -> None:
@@ -338,7 +338,7 @@ def test_speed_limits_bound_the_change_of_a_dependent_speed() -> None:
     sim.drive_ego(EgoCommand(accel=-2.5))
     k = slot_of(sim)
     speeds = [float(sim.state.speed[k])]
-    while sim.scripted.progress.synced[0] and sim.frame < 600:
+    while sim._scripted.progress.synced[0] and sim.frame < 600:
         sim.step()
         speeds.append(float(sim.state.speed[k]))
     change = np.diff(speeds[:-1]) / sim.dt
@@ -392,7 +392,7 @@ def test_builtin_dependent_objects_arrive_with_the_ego_at_any_speed(
         assert scenario.ego is not None
         ego_spec = scenario.ego.model_copy(update={"speed": speed, "desired_speed": speed})
         sim = Simulation(scenario.model_copy(update={"ego": ego_spec}))
-        obj = sim.scripted.objects[0]
+        obj = sim._scripted.objects[0]
         assert obj.controller_target is not None
         target = resolve_spawn(obj.controller_target, sim.net)
         ego, k = sim.ego_slot, slot_of(sim)
@@ -406,7 +406,7 @@ def test_builtin_dependent_objects_arrive_with_the_ego_at_any_speed(
             ) * math.sin(st.heading[ego])
             if ego_arrives is None and ahead <= 0.0:
                 ego_arrives = sim.frame
-            if st.active[k] and not sim.scripted.progress.synced[0]:
+            if st.active[k] and not sim._scripted.progress.synced[0]:
                 object_arrives = sim.frame
         assert ego_arrives is not None and object_arrives is not None, (name, speed)
         assert abs(object_arrives - ego_arrives) <= 1, (name, speed)

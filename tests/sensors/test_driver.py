@@ -140,7 +140,7 @@ def place(
     st.uid[slot] = uid
     st.s[slot] = float(pos.s[0])
     st.t[slot] = float(pos.t[0])
-    st.road[slot] = int(sim.info.road[uid])
+    st.road[slot] = int(sim._info.road[uid])
     return int(st.id[slot])
 
 
@@ -259,8 +259,8 @@ TRUCK_SIZE = (TRUCK.length, TRUCK.width, TRUCK.height)
 
 
 def light_state(sim: Simulation, signal_id: str) -> str:
-    ids = [sig.id for sig in sim.lights.signals]
-    return LIGHT_NAMES[int(sim.lights.state(sim.time)[ids.index(signal_id)])]
+    ids = [sig.id for sig in sim._lights.signals]
+    return LIGHT_NAMES[int(sim._lights.state(sim.time)[ids.index(signal_id)])]
 
 
 # -- own vehicle ---------------------------------------------------------------------------------
@@ -853,7 +853,7 @@ def test_a_scripted_object_is_seen_with_its_motion(maps: dict[str, str]) -> None
     }
     sim = simulation(maps["straight"], ego=("1", -2, 30.0), objects=(path,))
     place(sim, 0, 30.0, Y2)
-    slot = int(sim.scripted.scripts.slot[0])
+    slot = int(sim._scripted.scripts.slot[0])
     assert sim.state.active[slot]
     cyclist = place(sim, slot, 45.0, Y3, speed=4.0, accel=0.3)
     objects = ego_view(sim).surrounding_objects

@@ -38,11 +38,11 @@ def test_lean_rows_agree_with_whole_views(name: str) -> None:
     st = sim.state
     me = np.flatnonzero(st.active & (st.uid >= 0) & (st.kind == VEHICLE))
     assert me.size > 10
-    traffic, sensor = sim.traffic, sim.driver
-    drivers = _drivers(sim.traffic_params, sim.salt, sim.limits.wheelbase)
-    lean = traffic.lean_view(st, sim.salt, drivers, me, EVERY_LEAN, sim.time)
+    traffic, sensor = sim._traffic, sim._driver
+    drivers = _drivers(sim._traffic_params, sim._salt, sim._limits.wheelbase)
+    lean = traffic.lean_view(st, sim._salt, drivers, me, EVERY_LEAN, sim.time)
     whole = sensor.observe(
-        sensor.actors(st, sim.salt), sensor.occupancy(st), me, sim.time, visibility=VISIBILITY
+        sensor.actors(st, sim._salt), sensor.occupancy(st), me, sim.time, visibility=VISIBILITY
     )
     for field in ("main_uid", "main_p", "main_side", "object_slot", "object_lon"):
         np.testing.assert_array_equal(getattr(lean, field), getattr(whole, field), field)

@@ -66,8 +66,8 @@ def test_sorting_slots_moves_whole_vehicles_into_lane_order() -> None:
     st = sim.state
 
     def by_id() -> dict[int, tuple[object, ...]]:
-        per_slot = [*st.arrays().values(), sim.salt, sim.speed_factor, sim.limits.wheelbase]
-        per_slot += [sim.traffic.change_timer, sim.traffic.target_uid, sim.traffic.gate.granted]
+        per_slot = [*st.arrays().values(), sim._salt, sim._speed_factor, sim._limits.wheelbase]
+        per_slot += [sim._traffic.change_timer, sim._traffic.target_uid, sim._traffic.gate.granted]
         return {
             int(st.id[k]): tuple(a[k].item() for a in per_slot) for k in np.flatnonzero(st.active)
         }
@@ -267,9 +267,9 @@ def test_traffic_stops_at_red_and_goes_at_green() -> None:
         ego = sim.ego_slot
         assert ego is not None
         lane = int(sim.state.uid[ego])
-        signal = int(sim.traffic.stop_signal[lane])
+        signal = int(sim._traffic.stop_signal[lane])
         assert signal >= 0, f"road {road}: no light governs lane 1"
-        if sim.lights.state(0.0)[signal] == RED and sim.lights.state(8.0)[signal] == RED:
+        if sim._lights.state(0.0)[signal] == RED and sim._lights.state(8.0)[signal] == RED:
             red_street = road
             break
     assert red_street is not None
@@ -277,7 +277,7 @@ def test_traffic_stops_at_red_and_goes_at_green() -> None:
     stopped_at_red = crossed_at_green = False
     for _ in range(round(60.0 / sim.dt)):
         sim.step()
-        shown = sim.lights.state(sim.time)[signal]
+        shown = sim._lights.state(sim.time)[signal]
         front = sim.state.s[ego] - 0.5 * sim.state.length[ego]
         on_approach = sim.state.uid[ego] == lane
         if shown == RED and on_approach:
@@ -295,7 +295,7 @@ def test_traffic_drives_through_junctions_on_corpus_maps(name: str) -> None:
     sim = scenario(
         map=str(MAPS / f"{name}.xodr"), seed=4, traffic={"count": 40, "mix": {"car": 1.0}}
     )
-    info, st = sim.info, sim.state
+    info, st = sim._info, sim.state
     junction_lanes: set[int] = set()
     off_lane = 0
 

@@ -129,19 +129,21 @@ class Simulation:
         seed: Overrides the scenario's seed.
 
     Attributes:
-        scenario: The validated scenario.
-        net: The road network.
-        state: The `WorldState` of the current frame.
-        frame: Frames simulated so far.
+        scenario: The validated scenario (`roadsim.Scenario`), with ``seed`` applied.
+        net: The road network (`roadsim.RoadNetwork`), every index built.
         dt: The fixed step (s).
-        events: Collision events so far, in order.
-        left_map: How many vehicles drove off the road network.
-        scripted: The scripted objects (`roadsim.agents.scripted.ScriptedObjects`): their
-            paths, and where each is on its path.
-        driver: The driver sensor of every vehicle (`roadsim.sensors.driver.DriverSensor`);
-            `driver_views` reads it.
+        frame: Frames simulated so far; the current frame's time is `time` (s).
+        events: Collision events (`CollisionEvent`) so far, in the order they began.
+        left_map: How many vehicles drove off the road network so far.
+        state: The `WorldState` of the current frame: arrays of shape ``(capacity,)``
+            indexed by actor slot. Slots of traffic vehicles change when they are sorted
+            (see the module docstring): look actors up by ``state.id``.
+        ego_slot: The ego's slot in ``state`` (it never moves), or None without an ego.
         readings: The latest `DriverView` of each of the scenario's ``sensors`` of type
             ``driver``, by name (None while its vehicle is not active).
+
+    Everything else (the lane tables, the traffic model, the driver sensor, the
+    per-vehicle parameters) is internal and may change without notice.
     """
 
     def __init__(self, scenario: Scenario | str | Path, *, seed: int | None = None) -> None:
@@ -160,21 +162,21 @@ class Simulation:
         self.left_map = 0
         self._ego_command: EgoCommand | None = None
 
-        self.info = LaneInfo(self.net)
-        self.lights = TrafficLightPlan.from_network(self.net)
-        self.driver = DriverSensor(self.info, self.lights, MODEL_NAMES)
-        self.traffic = TrafficModel(self.info, self.lights, self.driver)
-        built = WorldBuilder(self.net, self.info, scenario).build()
+        self._info = LaneInfo(self.net)
+        self._lights = TrafficLightPlan.from_network(self.net)
+        self._driver = DriverSensor(self._info, self._lights, MODEL_NAMES)
+        self._traffic = TrafficModel(self._info, self._lights, self._driver)
+        built = WorldBuilder(self.net, self._info, scenario).build()
         self.state: WorldState = built.state
         self.ego_slot: int | None = built.ego_slot
-        self.limits: VehicleLimits = built.limits
-        self.idm: IdmParams = built.idm
-        self.speed_factor: FloatArray = built.speed_factor
-        self.salt = built.salt
-        self.traffic.resize(self.state.capacity)
-        self.traffic_params = TrafficParams(
-            speed_factor=self.speed_factor,
-            idm=self.idm,
+        self._limits: VehicleLimits = built.limits
+        self._idm: IdmParams = built.idm
+        self._speed_factor: FloatArray = built.speed_factor
+        self._salt = built.salt
+        self._traffic.resize(self.state.capacity)
+        self._traffic_params = TrafficParams(
+            speed_factor=self._speed_factor,
+            idm=self._idm,
             politeness=built.politeness,
             keep_right=built.keep_right,
         )
@@ -184,23 +186,23 @@ class Simulation:
         st = self.state
         self._next_id = int(st.id.max(initial=-1)) + 1
         traffic = scenario.traffic
-        self.respawner: Respawner | None = None
+        self._respawner: Respawner | None = None
         if traffic is not None and traffic.respawn:
             rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(4)[3])
-            self.respawner = Respawner(self.info, traffic.lane_types, traffic.min_gap, rng)
-        self.scripted = ScriptedObjects(
+            self._respawner = Respawner(self._info, traffic.lane_types, traffic.min_gap, rng)
+        self._scripted = ScriptedObjects(
             built.scripted,
             built.scripted_slots,
             *self._controllers(built.scripted, built.scripted_slots),
             built.paths,
         )
         # Frame 0's lifecycle: the scripted objects that exist from the start.
-        self._place_scripted(self.scripted.lifecycle(0, self.dt, self._ego(), self.state))
-        self.traffic.settle_speeds(
+        self._place_scripted(self._scripted.lifecycle(0, self.dt, self._ego(), self.state))
+        self._traffic.settle_speeds(
             np.flatnonzero(st.active & (st.control == AUTOPILOT)),
             st,
-            self.salt,
-            self.traffic_params,
+            self._salt,
+            self._traffic_params,
         )
         self._sample_sensors()
 
@@ -237,7 +239,7 @@ class Simulation:
         if not self._driver_sensors:
             return
         st = self.state
-        sensor = self.driver
+        sensor = self._driver
         live = [
             (name, slots[0], vis)
             for name, actor, vis in self._driver_sensors
@@ -249,7 +251,7 @@ class Simulation:
             return
         slots = np.array([slot for _, slot, _ in live], dtype=np.int64)
         out = sensor.observe(
-            sensor.actors(st, self.salt), sensor.occupancy(st), slots, self.time,
+            sensor.actors(st, self._salt), sensor.occupancy(st), slots, self.time,
             visibility=np.array([vis for _, _, vis in live]),
         )  # fmt: skip
         views = sensor.views(out, st.id[slots], self.frame, self.time)
@@ -352,13 +354,13 @@ class Simulation:
         if self.frame % SORT_EVERY == 0:
             self._sort_slots()
         st.collided[:] = False
-        if self.respawner is not None and self.respawner.pending:
-            changing = np.where(self.traffic.target_uid != st.uid, self.traffic.target_uid, -1)
-            self._next_id = self.respawner.fill(
-                st, self.salt, self.speed_factor, changing, self._next_id
+        if self._respawner is not None and self._respawner.pending:
+            changing = np.where(self._traffic.target_uid != st.uid, self._traffic.target_uid, -1)
+            self._next_id = self._respawner.fill(
+                st, self._salt, self._speed_factor, changing, self._next_id
             )
 
-        scripted = self.scripted
+        scripted = self._scripted
         self._place_scripted(scripted.lifecycle(self.frame, self.dt, self._ego(), st))
 
         vehicles, on, off = vehicle_slots(st.active, st.kind, st.uid)
@@ -379,7 +381,7 @@ class Simulation:
                 st.yaw_rate,
                 accel,
                 steer,
-                self.limits,
+                self._limits,
                 self.dt,
                 slip=st.slip,
             )
@@ -399,10 +401,10 @@ class Simulation:
         movable = st.active & (st.kind == VEHICLE) & (st.control == AUTOPILOT) & (st.uid >= 0)
         if self.ego_slot is not None:
             movable[self.ego_slot] = False
-        followed = self.scripted.scripts.controller
+        followed = self._scripted.scripts.controller
         movable[followed[followed >= 0]] = False
         slots = np.flatnonzero(movable)
-        src = slots[by_lane(st.uid[slots], self.info.n)]
+        src = slots[by_lane(st.uid[slots], self._info.n)]
         if np.array_equal(src, slots):
             return
         move_rows(self._per_slot(), slots, src)
@@ -410,7 +412,7 @@ class Simulation:
     def _per_slot(self) -> list[npt.NDArray[Any]]:
         """Everything kept about each slot's actor, arrays along their first axis: the
         rows `_sort_slots` moves with the vehicles. A new per-slot array joins here."""
-        limits, idm = self.limits, self.idm
+        limits, idm = self._limits, self._idm
         return [
             *self.state.arrays().values(),
             limits.wheelbase,
@@ -422,9 +424,9 @@ class Simulation:
                 np.asarray(v)
                 for v in (idm.max_accel, idm.comfort_decel, idm.time_headway, idm.min_gap)
             ),
-            self.speed_factor,
-            self.salt,
-            *self.traffic.per_slot(),
+            self._speed_factor,
+            self._salt,
+            *self._traffic.per_slot(),
         ]
 
     def _place_scripted(self, slots: IntArray) -> None:
@@ -433,17 +435,17 @@ class Simulation:
         on = slots[st.uid[slots] >= 0]
         if on.size:
             relocalize_slots(
-                self.info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self.salt
+                self._info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self._salt
             )
 
     def _autopilot(self, idx: IntArray, all_on_lane: bool) -> tuple[FloatArray, FloatArray]:
         """The traffic model's commands for the vehicles ``idx``."""
-        return self.traffic.act(
+        return self._traffic.act(
             idx,
             self.state,
-            self.limits.wheelbase,
-            self.salt,
-            self.traffic_params,
+            self._limits.wheelbase,
+            self._salt,
+            self._traffic_params,
             self.time,
             self.dt,
             all_on_lane=all_on_lane,
@@ -469,15 +471,15 @@ class Simulation:
                 accel[k] = cmd.accel
             else:
                 accel[k] = (
-                    cmd.throttle * self.limits.max_accel[slots]
-                    - cmd.brake * self.limits.max_decel[slots]
+                    cmd.throttle * self._limits.max_accel[slots]
+                    - cmd.brake * self._limits.max_decel[slots]
                 )
             if cmd.curvature is not None:
-                lr = 0.5 * self.limits.wheelbase[slots]
+                lr = 0.5 * self._limits.wheelbase[slots]
                 beta = np.arcsin(np.clip(cmd.curvature * lr, -0.99, 0.99))
                 steer[k] = np.arctan(2.0 * np.tan(beta))
             else:
-                steer[k] = np.clip(cmd.steering, -1.0, 1.0) * self.limits.max_steer[slots]
+                steer[k] = np.clip(cmd.steering, -1.0, 1.0) * self._limits.max_steer[slots]
         return accel, steer
 
     def _localize(self, on: IntArray, off: IntArray) -> None:
@@ -487,19 +489,19 @@ class Simulation:
         if on.size:
             # Writes uid, s, t and road of `on` in place; returns those now on no lane.
             lost = relocalize_slots(
-                self.info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self.salt
+                self._info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self._salt
             )
             gone = lost[
                 (st.control[lost] == AUTOPILOT)
                 & (lost != (self.ego_slot if self.ego_slot is not None else -1))
             ]
             if gone.size:
-                self.traffic.forget(gone)
+                self._traffic.forget(gone)
                 st.active[gone] = False
                 st.left_map[gone] = True
                 self.left_map += int(gone.size)
-                if self.respawner is not None:
-                    self.respawner.release(gone)
+                if self._respawner is not None:
+                    self._respawner.release(gone)
         # Vehicles that were off every lane before this tick: a full search. (Those lost
         # just now had theirs in `relocalize_slots`.)
         if off.size:
@@ -552,9 +554,9 @@ class Simulation:
                 raise QueryError(f"no active actor with id {int(wanted[np.flatnonzero(bad)[0]])}")
         if as_number(visibility, "visibility", low=0.0) == 0.0:
             raise ArgumentError("visibility: expected a number > 0 (m), got 0")
-        sensor = self.driver
+        sensor = self._driver
         out = sensor.observe(
-            sensor.actors(st, self.salt), sensor.occupancy(st), slots, self.time,
+            sensor.actors(st, self._salt), sensor.occupancy(st), slots, self.time,
             visibility=visibility,
         )  # fmt: skip
         return sensor.views(out, st.id[slots], self.frame, self.time)
@@ -567,6 +569,8 @@ class Simulation:
 
     @property
     def vehicle_count(self) -> int:
+        """Active vehicles (``kind`` VEHICLE: traffic and the ego) in the current frame;
+        scripted and static objects do not count."""
         st = self.state
         return int(np.sum(st.active & (st.kind == VEHICLE)))
 
