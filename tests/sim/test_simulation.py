@@ -267,7 +267,7 @@ def test_traffic_stops_at_red_and_goes_at_green() -> None:
         ego = sim.ego_slot
         assert ego is not None
         lane = int(sim.state.uid[ego])
-        signal = int(sim._traffic.stop_signal[lane])
+        signal = int(sim._info.stop_signal[lane])
         assert signal >= 0, f"road {road}: no light governs lane 1"
         if sim._lights.state(0.0)[signal] == RED and sim._lights.state(8.0)[signal] == RED:
             red_street = road

@@ -77,12 +77,20 @@ class TrafficModel:
     """Drives the vehicles whose ``control`` is the autopilot.
 
     Args:
-        info: The lane tables of the network.
+        info: The lane tables of the network, with the stop lines of ``lights``
+            (``LaneInfo(net, lights.stop_lines)``).
         lights: The traffic-light plan (may have no signals).
         sensor: The driver sensor the vehicles perceive through.
+
+    Raises:
+        ValueError: If ``info`` was built without the stop lines of ``lights``.
     """
 
     def __init__(self, info: LaneInfo, lights: TrafficLightPlan, sensor: DriverSensor) -> None:
+        if len(lights.stop_lines.uid) and info.stop_lines is not lights.stop_lines:
+            # Traffic reads the stop lines from the lane tables (`LaneInfo.stop_p`):
+            # without the lights' own, it would drive through their red.
+            raise ValueError("info: expected LaneInfo(net, lights.stop_lines)")
         self.info = info
         self.lights = lights
         self.sensor = sensor
@@ -96,19 +104,7 @@ class TrafficModel:
             ],
             dtype=np.int64,
         )
-        # Per lane: progress of its first stop line, and the light that governs it (columns
-        # of the lane tables, read with the lane's other fields).
-        self.stop_p, self.stop_signal = info.arrays.stop_p, info.arrays.stop_signal
-        self.stop_p[:], self.stop_signal[:] = np.inf, -1
-        lines = lights.stop_lines
-        if len(lines.uid):
-            sp = info.progress(lines.uid, lines.s)
-            order = np.lexsort((sp, lines.uid))
-            su, sp, sig = lines.uid[order], sp[order], lines.signal_index[order]
-            first = np.concatenate(([True], su[1:] != su[:-1]))
-            self.stop_p[su[first]] = sp[first]
-            self.stop_signal[su[first]] = sig[first]
-        self.light_ahead = _light_ahead(info, self.stop_p)
+        self.light_ahead = _light_ahead(info)
         self.gate = JunctionGate(info)
         self.merge_into = _merge_lanes(info)
         self.through_lane = np.array(
@@ -180,7 +176,7 @@ class TrafficModel:
         lanes_c = np.maximum(lanes, 0)
         entry = np.where((lanes >= 0) & (info.junction[lanes_c] >= 0), start, np.inf)
         entry[:, 0] = np.where(info.junction[uid] >= 0, np.inf, entry[:, 0])
-        line = np.where(lanes >= 0, start + self.stop_p[lanes_c], np.inf)
+        line = np.where(lanes >= 0, start + info.stop_p[lanes_c], np.inf)
         line = np.where(line > 0.0, line, np.inf)
         room = np.minimum(entry.min(axis=1), line.min(axis=1)) - min_gap
         stoppable = np.sqrt(2.0 * drivers.idm[me, COMFORT_DECEL] * np.maximum(room, 0.0))
@@ -387,12 +383,12 @@ def _idm_table(idm: IdmParams, n: int) -> FloatArray:
     return out
 
 
-def _light_ahead(info: LaneInfo, stop_p: FloatArray, hops: int = 12) -> FloatArray:
+def _light_ahead(info: LaneInfo, hops: int = 12) -> FloatArray:
     """Per lane, the distance from its start to the nearest stop line of a light on it or
     on the lanes after it (any branch, up to ``hops`` lanes on; inf: none)."""
     src = np.repeat(np.arange(info.n, dtype=np.int64), info.next_count)
     dst = info.next_idx
-    out = stop_p.copy()
+    out = info.stop_p.copy()
     for _ in range(hops):
         np.minimum.at(out, src, info.length[src] + out[dst])
     return out

@@ -162,8 +162,8 @@ class Simulation:
         self.left_map = 0
         self._ego_command: EgoCommand | None = None
 
-        self._info = LaneInfo(self.net)
         self._lights = TrafficLightPlan.from_network(self.net)
+        self._info = LaneInfo(self.net, self._lights.stop_lines)
         self._driver = DriverSensor(self._info, self._lights, MODEL_NAMES)
         self._traffic = TrafficModel(self._info, self._lights, self._driver)
         built = WorldBuilder(self.net, self._info, scenario).build()

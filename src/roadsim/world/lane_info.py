@@ -1,6 +1,6 @@
 """Per-lane-uid tables of a simulation: where each lane record lies along its road, where
-it leads (`roadsim.world.routing`), how fast and how far traffic may drive in it, and its
-samples (`roadsim.world.lane_samples.LaneSamples`).
+it leads (`roadsim.world.routing`), how fast and how far traffic may drive in it, where it
+stops for a light, and its samples (`roadsim.world.lane_samples.LaneSamples`).
 
 Everything here is precomputed per lane uid once per simulation (`LaneInfo`) so that the
 per-tick work is array indexing; `LaneInfo.arrays` bundles the tables for compiled kernels
@@ -9,7 +9,7 @@ per-tick work is array indexing; `LaneInfo.arrays` bundles the tables for compil
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,9 @@ from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
 from roadsim.world.lane_samples import LaneSamples
 from roadsim.world.routing import bypass_empty, first_of_rows
 
+if TYPE_CHECKING:
+    from roadsim.world.traffic_lights import StopLines
+
 __all__ = ["DEFAULT_SPEED_LIMIT", "MIN_USABLE_WIDTH", "LaneInfo"]
 
 DEFAULT_SPEED_LIMIT = 50 / 3.6  # m/s where a map says nothing
@@ -30,7 +33,12 @@ _LINE = 64  # bytes in a cache line
 
 
 class LaneInfo:
-    """Per-lane-uid tables for the traffic model.
+    """Per-lane-uid tables for the traffic model; built once, read-only afterwards.
+
+    Args:
+        net: The road network, prepared or not.
+        stop_lines: Where traffic stops for the lights (the traffic-light plan's
+            ``stop_lines``); none by default.
 
     Attributes:
         s0, s1: The lane record's section range along s (m).
@@ -50,10 +58,15 @@ class LaneInfo:
             or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`.
         drop_at: Progress at which a lane, or the single chain of lanes it leads into,
             drops: where traffic must have left it (inf: no drop ahead).
+        stop_lines: The stop lines given, or None.
+        stop_p: Progress of the lane's first stop line (m; inf: none).
+        stop_signal: The light that governs that stop line (index into the plan's
+            ``signals``; -1: none).
         table: Sampled centre lines, boundaries and curvature (`LaneSamples`).
+        arrays: All of these as one bundle for compiled kernels (`LaneArrays`).
     """
 
-    def __init__(self, net: RoadNetwork) -> None:
+    def __init__(self, net: RoadNetwork, stop_lines: StopLines | None = None) -> None:
         lanes = net.lanes
         n = len(lanes.lanes)
         self.net = net
@@ -104,6 +117,8 @@ class LaneInfo:
         self.end_kind: IntArray = end
         self.usable: FloatArray = self._usable_lengths(net)
         self.drop_at: FloatArray = self._drop_distances()
+        self.stop_lines = stop_lines
+        self.stop_p, self.stop_signal = self._first_stops(stop_lines)
         self.table = LaneSamples(
             net,
             np.flatnonzero(self.sign != 0),
@@ -113,6 +128,20 @@ class LaneInfo:
             dense=np.flatnonzero(self.junction >= 0),
         )
         self.arrays = self._bundle()
+
+    def _first_stops(self, lines: StopLines | None) -> tuple[FloatArray, IntArray]:
+        """Per lane, the progress of its first stop line in driving direction and the
+        light that governs it (inf and -1 for lanes without one)."""
+        stop_p = np.full(self.n, np.inf)
+        stop_signal = np.full(self.n, -1, dtype=np.int64)
+        if lines is not None and len(lines.uid):
+            sp = self.progress(lines.uid, lines.s)
+            order = np.lexsort((sp, lines.uid))
+            su, sp, sig = lines.uid[order], sp[order], lines.signal_index[order]
+            first = np.concatenate(([True], su[1:] != su[:-1]))
+            stop_p[su[first]] = sp[first]
+            stop_signal[su[first]] = sig[first]
+        return stop_p, stop_signal
 
     def _drop_distances(self, hops: int = 6) -> FloatArray:
         """Progress (from each lane's start) where the lane, or the one lane it leads into,
@@ -181,7 +210,7 @@ class LaneInfo:
             "usable": self.usable,
             "drop_at": self.drop_at,
             "envelope_start": t.envelope_sq[t.ptr[:-1]],
-            "stop_p": np.full(n, np.inf),
+            "stop_p": self.stop_p,
         }
         ints = {
             "ptr": t.ptr,
@@ -197,7 +226,7 @@ class LaneInfo:
             "drivable": self.drivable,
             "first_next": self.first_next,
             "road": self.road,
-            "stop_signal": np.full(n, -1, dtype=np.int64),
+            "stop_signal": self.stop_signal,
         }
         rows = n + 1  # CSR pointers have one entry more than there are lanes
         float_rows = _cache_aligned(np.zeros((rows, 16)))
