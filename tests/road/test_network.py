@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from pathlib import Path
 
@@ -188,7 +189,7 @@ def test_lane_uids_must_be_integers() -> None:
             net.successors(bad)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         net.predecessors(0.5)  # type: ignore[arg-type]
-    with pytest.raises(ArgumentTypeError, match=r"lane: expected integer ids, got 0\.5 \(float\)"):
+    with pytest.raises(ArgumentTypeError, match=r"uid: expected integer ids, got 0\.5 \(float\)"):
         net.distance_to_end_of_lane([uid, 0.5], [0.0, 0.0])
     with pytest.raises(ArgumentTypeError, match="route: expected integer ids"):
         net.distance_to_end_of_lane([uid], [0.0], route=[uid, 1.5])  # type: ignore[list-item]
@@ -210,3 +211,19 @@ def test_builtin_name_and_path_load_the_same(tmp_path: Path) -> None:
     net = corpus("straight_500m")
     assert net.road_ids == ("0",) or len(net.road_ids) >= 1
     assert "RoadNetwork" in repr(net)
+
+
+def test_one_meaning_per_parameter_name() -> None:
+    """``lane_id`` is an OpenDRIVE lane id beside a ``road_id``; ``uid`` a lane uid; no
+    parameter is called ``lane``, which meant either."""
+    methods = {
+        name: inspect.signature(member).parameters
+        for name, member in inspect.getmembers(RoadNetwork, inspect.isfunction)
+        if not name.startswith("_")
+    }
+    for name, params in methods.items():
+        assert "lane" not in params, name
+        if "lane_id" in params:
+            assert "road_id" in params, name
+    for name in ("distance_to_end_of_lane", "signals_ahead", "successors", "left_neighbour"):
+        assert list(methods[name])[:2] == ["self", "uid"], name

@@ -151,13 +151,13 @@ class LaneGraph:
 
     def distance_to_end(
         self,
-        lane: npt.ArrayLike,
+        uid: npt.ArrayLike,
         s: npt.ArrayLike,
         horizon: float = float("inf"),
         lane_types: Iterable[str] | None = None,
         route: Sequence[int] | None = None,
     ) -> FloatArray:
-        """Distance from (lane, s) to where the lane stream ends, in driving direction.
+        """Distance from (lane ``uid``, s) to where the lane stream ends, in driving direction.
 
         The stream follows successors while their type is in ``lane_types`` and ends at a
         lane with no such successor. At a fork it continues on the successor whose stream
@@ -169,8 +169,8 @@ class LaneGraph:
         This is openPASS' distance to the end of lane.
 
         Args:
-            lane: Lane uids, any shape.
-            s: Positions along each lane's road (m), broadcast with ``lane``; clipped to
+            uid: Lane uids, any shape.
+            s: Positions along each lane's road (m), broadcast with ``uid``; clipped to
                 the lane's section.
             horizon: Distances beyond this many metres are returned as +inf
                 (the visibility distance).
@@ -182,14 +182,14 @@ class LaneGraph:
                 whose successor is the route's first lane continues onto the route.
 
         Returns:
-            Distances (m), float64 in the broadcast shape of ``lane`` and ``s``.
+            Distances (m), float64 in the broadcast shape of ``uid`` and ``s``.
 
         Raises:
             QueryError: For a uid that is not a lane of the network.
             ArgumentTypeError: For a uid that is not an integer.
         """
-        lane_arr, s_arr = np.broadcast_arrays(as_ids(lane, "lane"), np.asarray(s, dtype=np.float64))
-        u = lane_arr.ravel()
+        uid_arr, s_arr = np.broadcast_arrays(as_ids(uid, "uid"), np.asarray(s, dtype=np.float64))
+        u = uid_arr.ravel()
         sv = s_arr.ravel()
         self._check_uids(u)
         codes = self._type_codes(lane_types)
@@ -205,7 +205,7 @@ class LaneGraph:
         rest = np.where(sign > 0, s1 - sc, sc - s0)
         dist = np.where(allowed[u], rest + down[u], 0.0)
         dist = np.where(dist > horizon, np.inf, dist)
-        return dist.reshape(lane_arr.shape)
+        return dist.reshape(uid_arr.shape)
 
     def downstream(self, lane_types: Iterable[str] | None = None) -> FloatArray:
         """Per uid, how far its lane stream goes on after the lane's own exit (m).
@@ -307,24 +307,24 @@ class LaneGraph:
     # -- signals ----------------------------------------------------------------------------------
 
     def signals_ahead(
-        self, lane: int, s: float, horizon: float, route: Sequence[int] | None = None
+        self, uid: int, s: float, horizon: float, route: Sequence[int] | None = None
     ) -> list[SignalAhead]:
-        """Signals valid for a vehicle on ``lane`` at ``s``, within ``horizon`` ahead.
+        """Signals valid for a vehicle on lane ``uid`` at ``s``, within ``horizon`` ahead.
 
         Nearest first; without ``route`` every branch is explored and each signal is
         reported once, at its smallest distance. See
         `roadsim.road.signals.SignalIndex.ahead` for the details.
 
         Raises:
-            QueryError: For a uid (in ``lane`` or ``route``) that is not a lane.
+            QueryError: For a uid (``uid`` or in ``route``) that is not a lane.
             ArgumentTypeError: For a uid that is not an integer.
         """
         if self._signals is None:
             self._signals = SignalIndex(self._net, self)
-        self._check_uid(lane)
+        self._check_uid(uid)
         if route is not None:
             self._check_uids(as_ids(route, "route").ravel())
-        return self._signals.ahead(lane, s, horizon, route)
+        return self._signals.ahead(uid, s, horizon, route)
 
     # -- helpers ----------------------------------------------------------------------------------
 

@@ -39,12 +39,29 @@ class RoadNetwork:
     every (road, lane section, lane) also has a stable integer *uid* (see
     `roadsim.road.lanes.LaneRecords`) for code that indexes arrays by lane.
 
+    Parameter names say which: ``road_id`` and ``lane_id`` are OpenDRIVE ids (a lane id
+    always beside a road id and an s, which pick the lane section), ``uid`` is a lane uid,
+    and ``road`` (in the methods that take road indices, such as `to_world_index`) is a
+    road index.
+
     Attributes:
         path: The file the network was loaded from, if any.
         header: The file's header (``header.geo_reference`` keeps the geoReference text).
         roads: The roads, in file order; ``roads[i]`` has road index ``i``.
         junctions, controllers: As in the file.
-        load_seconds: Wall time spent building the network, parsing included.
+        road_ids: OpenDRIVE road id of each road index, shape (n_roads,).
+        road_length: Length of each road's reference line (m), shape (n_roads,).
+        road_junction: The id of the junction each road belongs to (None: none).
+        road_lht: Whether each road has left-hand traffic (``rule="LHT"``), shape
+            (n_roads,).
+        reference: The roads' reference lines (planView; `ReferenceLines`).
+        elevation, superelevation, lane_offset: Per-road functions of s
+            (`PiecewiseCubics`): height (m), roll (rad) and lateral lane offset (m).
+        lanes: Every lane section and lane record, as arrays by uid (`LaneRecords`).
+        signals: Every road's signals, in file order.
+        objects: Every road's objects, in file order.
+        load_seconds: Wall time spent building the network, parsing and `prepare`
+            included (s).
     """
 
     def __init__(self, doc: OpenDrive, *, load_seconds: float = 0.0) -> None:
@@ -205,6 +222,7 @@ class RoadNetwork:
         return 0.5 * (inner + outer)
 
     def uid_width(self, uid: IntArray, s: FloatArray) -> FloatArray:
+        """Width of lanes given by uid at s (m)."""
         return self.lanes.width(uid, s)
 
     def uid_curvature(self, uid: IntArray, s: FloatArray) -> FloatArray:
@@ -310,23 +328,24 @@ class RoadNetwork:
 
     def distance_to_end_of_lane(
         self,
-        lane: npt.ArrayLike,
+        uid: npt.ArrayLike,
         s: npt.ArrayLike,
         horizon: float = float("inf"),
         lane_types: Iterable[str] | None = None,
         route: Sequence[int] | None = None,
     ) -> FloatArray:
-        """Distance from (lane uid, s) to where its lane stream ends (openPASS semantics).
+        """Distance from (lane ``uid``, s) to where its lane stream ends (openPASS
+        semantics).
 
         See `roadsim.road.graph.LaneGraph.distance_to_end`.
         """
-        return self.graph.distance_to_end(lane, s, horizon, lane_types, route)
+        return self.graph.distance_to_end(uid, s, horizon, lane_types, route)
 
     def signals_ahead(
-        self, lane: int, s: float, horizon: float, route: Sequence[int] | None = None
+        self, uid: int, s: float, horizon: float, route: Sequence[int] | None = None
     ) -> list[SignalAhead]:
-        """Signals valid for lane ``lane`` within ``horizon`` ahead of s, nearest first."""
-        return self.graph.signals_ahead(lane, s, horizon, route)
+        """Signals valid for lane ``uid`` within ``horizon`` ahead of s, nearest first."""
+        return self.graph.signals_ahead(uid, s, horizon, route)
 
     def localize(
         self,
