@@ -159,6 +159,8 @@ class TrafficModel:
         a junction it was not let into."""
         info = self.info
         me = idx[state.uid[idx] >= 0]
+        if me.size == 0:
+            return  # (and a scene without traffic compiles none of traffic's kernels)
         uid = state.uid[me]
         p = info.progress(uid, state.s[me])
         half_all = 0.5 * state.length
