@@ -28,7 +28,7 @@ class LaneArrays(NamedTuple):
 
     The per-uid arrays are strided views into two row-major tables (see
     `roadsim.world.lane_info.LaneInfo._bundle`); ``drivable`` is 0 or 1. The stop-line
-    columns are filled by the traffic model (`roadsim.agents.traffic.TrafficModel`).
+    columns come from the traffic-light plan's stop lines (`LaneInfo`'s ``stop_lines``).
     """
 
     # per uid
@@ -94,7 +94,7 @@ def road_s(la: LaneArrays, u: int, p: float) -> float:
 
 @njit_leaf
 def mix_hash(x: np.uint64) -> np.uint64:
-    """splitmix64's finaliser (wrapping arithmetic), as `roadsim.world.routing._hash`."""
+    """splitmix64's finaliser (wrapping arithmetic): the route hash of `choose_next`."""
     x = (x ^ (x >> np.uint64(30))) * _M1
     x = (x ^ (x >> np.uint64(27))) * _M2
     return x ^ (x >> np.uint64(31))
@@ -200,7 +200,7 @@ def curve_speed_sq(la: LaneArrays, u: int, p: float) -> float:
 @njit_leaf
 def project(la: LaneArrays, u: int, p: float, x: float, y: float) -> tuple[float, float]:
     """Progress and lateral offset (+ left) of the point (x, y) on lane ``u``, from a
-    guess p: as `roadsim.world.lane_samples.LaneSamples.project`."""
+    guess p."""
     first = la.ptr[u]
     last_seg = max(la.samples[u] - 2, 0)
     end = la.ptr[u + 1] - 1

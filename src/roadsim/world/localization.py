@@ -73,7 +73,7 @@ def relocalize(
         info: The lane tables.
         uid, s: Previous lane (>= 0) and road s, shape (N,).
         x, y, heading: New pose, shape (N,).
-        salt: Route salts (see `roadsim.world.lane_info.LaneInfo.choose_next`).
+        salt: Route salts (see `roadsim.world.lane_kernels.choose_next`).
 
     Returns:
         ``(uid, s, t)``; uid is -1 where the vehicle is on no lane any more.
