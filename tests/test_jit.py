@@ -177,3 +177,37 @@ def test_a_row_kernel_must_end_with_its_chunk() -> None:
 
     with pytest.raises(TypeError, match=r"ends with \(c, chunks\)"):
         _jit.njit_rows(rows)
+
+
+# -- the compile report ---------------------------------------------------------------------------
+
+
+def test_the_compile_report_names_roadsims_kernels_and_counts_their_time() -> None:
+    import io
+    from types import SimpleNamespace
+
+    from numba.core import event
+
+    from roadsim.compiling import CompileReport
+
+    def kernel(module: str, name: str) -> SimpleNamespace:
+        return SimpleNamespace(py_func=SimpleNamespace(__module__=module, __name__=name))
+
+    def ev(dispatcher: SimpleNamespace, kind: event.EventStatus) -> event.Event:
+        return event.Event("numba:compile", kind, data={"dispatcher": dispatcher})
+
+    stream = io.StringIO()
+    report = CompileReport(stream)
+    ours, helper = kernel("roadsim.world.collisions", "_overlaps"), kernel("roadsim.x", "h")
+    theirs = kernel("user_code", "f")
+    report.on_start(ev(theirs, event.EventStatus.START))  # a user's own kernel: silent
+    report.on_end(ev(theirs, event.EventStatus.END))
+    report.on_start(ev(ours, event.EventStatus.START))
+    report.on_start(ev(helper, event.EventStatus.START))  # compiled as part of it: silent
+    report.on_end(ev(helper, event.EventStatus.END))
+    report.on_end(ev(ours, event.EventStatus.END))
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2, lines
+    assert "warmup" in lines[0]
+    assert lines[1].startswith("roadsim: compiling world.collisions._overlaps (")
+    assert report.seconds > 0.0

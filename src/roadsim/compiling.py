@@ -47,14 +47,14 @@ def _ours(dispatcher: Any) -> bool:
 
 
 class CompileReport(event.Listener):
-    """Writes a line to ``stream`` as each of roadsim's kernels starts compiling (numba's
-    ``numba:compile`` event, which only a cache miss raises), and one when the last of a
-    burst is done."""
+    """Writes a line to ``stream`` (stderr by default) as each of roadsim's kernels starts
+    compiling (numba's ``numba:compile`` event, which only a cache miss raises), after a
+    line that says why the first time, and counts the seconds spent compiling."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream
         self._depth = 0
-        self._started: float | None = None  # the first compile of a burst
+        self._announced = False
         self._kernel_started = 0.0
         self.seconds = 0.0  # wall seconds spent compiling roadsim's kernels so far
 
@@ -66,11 +66,11 @@ class CompileReport(event.Listener):
         if self._depth > 1:
             return  # a helper compiled as part of a kernel
         self._kernel_started = time.perf_counter()
-        if self._started is None:
-            self._started = time.perf_counter()
+        if not self._announced:
+            self._announced = True
             self._write(
                 "roadsim: compiling the simulation's kernels (once per machine and version; "
-                f"about {_expected_left():.0f} s of CPU left; `roadsim warmup` does it up front)"
+                "`roadsim warmup` does it up front)"
             )
         ready = sum(1 for k in _jit.kernels() if k.signatures)
         self._write(
