@@ -96,6 +96,8 @@ class RunSummary:
     compile_s: float
     run_s: float
     vehicles: int
+    traffic_asked: int
+    traffic_placed: int
     agent_steps: int
     collisions: int
     left_map: int
@@ -124,6 +126,7 @@ class RunSummary:
             *([f"  compiling       {self.compile_s:.2f} s"] if self.compile_s > 0 else []),
             f"  run             {self.run_s:.2f} s",
             f"Real-time factor  {self.real_time_factor:,.1f}x (of the run)",
+            f"Traffic           {self.traffic_placed} placed of {self.traffic_asked} asked",
             f"Vehicles          {self.vehicles} at the end",
             f"Agent-steps/s     {self.agent_steps_per_s:,.0f}",
             f"Collisions        {self.collisions}",
@@ -142,6 +145,8 @@ class RunSummary:
             "compile_s": self.compile_s,
             "run_s": self.run_s,
             "real_time_factor": self.real_time_factor,
+            "traffic_asked": self.traffic_asked,
+            "traffic_placed": self.traffic_placed,
             "vehicles": self.vehicles,
             "agent_steps_per_s": self.agent_steps_per_s,
             "collisions": self.collisions,
@@ -205,6 +210,8 @@ def _run(args: argparse.Namespace) -> int:
         compile_s=compile_s,
         run_s=wall,
         vehicles=sim.vehicle_count,
+        traffic_asked=sim.traffic_asked,
+        traffic_placed=sim.traffic_placed,
         agent_steps=agent_steps,
         collisions=len(sim.events),
         left_map=sim.left_map,

@@ -21,6 +21,7 @@ __all__ = [
     "QueryError",
     "RoadsimError",
     "ScenarioError",
+    "TrafficWarning",
 ]
 
 
@@ -86,6 +87,11 @@ class ArgumentError(RoadsimError, ValueError):
 class ArgumentTypeError(RoadsimError, TypeError):
     """An argument of the wrong type: a string for a number, ``0.5`` for an id. The message
     names the argument, what it got and what was expected."""
+
+
+class TrafficWarning(UserWarning):
+    """Traffic a scenario asks for that the simulation cannot give it in full (more
+    vehicles than the spawn lanes hold)."""
 
 
 class MapWarning(UserWarning):

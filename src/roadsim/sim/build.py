@@ -1,14 +1,17 @@
 """Building frame 0 of a simulation from its scenario: ego, traffic and static objects.
 
-Traffic is spawned at random places on the allowed lanes (outside junctions), with lane
-records chosen in proportion to their length, spaced at least ``min_gap`` apart bumper to
-bumper, clear of the ego and the objects. All randomness comes from the simulation's
-`numpy.random.SeedSequence`, one child per use.
+Traffic is spread over the allowed lanes (outside junctions, in the spawn area), in
+proportion to their length, at least ``min_gap`` apart bumper to bumper and clear of the
+ego and the objects (`roadsim.sim.placement`): every vehicle asked for is placed unless
+the lanes hold no more, and then a `TrafficWarning` says how many they hold. All
+randomness comes from the simulation's `numpy.random.SeedSequence`, one child per use.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -16,6 +19,7 @@ import numpy.typing as npt
 from roadsim._types import FloatArray, IntArray
 from roadsim.agents.dynamics import VehicleLimits
 from roadsim.agents.idm import IdmParams
+from roadsim.errors import TrafficWarning
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario
 from roadsim.scenario.paths import PathGeometry, resolve_paths
@@ -28,6 +32,7 @@ from roadsim.scenario.schema import (
     RoadsArea,
 )
 from roadsim.scenario.validate import resolve_spawn
+from roadsim.sim.placement import Stretches, place
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.state import (
@@ -99,6 +104,41 @@ class Built:
     paths: list[PathGeometry]  # their paths
 
 
+#: Rounds of placing traffic and moving it out of the way of the ego and objects.
+_CLEAR_ROUNDS = 4
+
+
+def _grow(
+    blocked: tuple[IntArray, FloatArray, FloatArray] | None,
+    fixed: list[dict[str, float]],
+    clash: tuple[IntArray, IntArray],
+    uid: IntArray,
+    p: FloatArray,
+    x: FloatArray,
+    y: FloatArray,
+    heading: FloatArray,
+    min_gap: float,
+) -> tuple[IntArray, FloatArray, FloatArray]:
+    """``blocked`` with, for each clash of a vehicle with a fixed row, the stretch of the
+    vehicle's lane that the row covers (its centre projected on the lane, give or take
+    half its diagonal and ``min_gap``)."""
+    k, f = clash
+    fx = np.array([fixed[r]["x"] for r in f.tolist()])
+    fy = np.array([fixed[r]["y"] for r in f.tolist()])
+    reach = 0.5 * np.hypot(
+        [fixed[r]["length"] for r in f.tolist()], [fixed[r]["width"] for r in f.tolist()]
+    )
+    along = p[k] + (fx - x[k]) * np.cos(heading[k]) + (fy - y[k]) * np.sin(heading[k])
+    grown = (uid[k], along - reach - min_gap, along + reach + min_gap)
+    if blocked is None:
+        return grown
+    return (
+        np.concatenate((blocked[0], grown[0])),
+        np.concatenate((blocked[1], grown[1])),
+        np.concatenate((blocked[2], grown[2])),
+    )
+
+
 class WorldBuilder:
     """Places everything a scenario asks for; see the module docstring."""
 
@@ -107,7 +147,9 @@ class WorldBuilder:
         self.info = info
         self.scenario = scenario
         seq = np.random.SeedSequence(scenario.seed)
-        self._spawn_seq, self._behaviour_seq, self._route_seq = seq.spawn(3)
+        self._spawn_seq, self._behaviour_seq, self._route_seq, self._place_seq = seq.spawn(4)
+        #: Traffic vehicles the scenario asked for and those that were placed.
+        self.traffic_asked = self.traffic_placed = 0
 
     def build(self) -> Built:
         sc = self.scenario
@@ -307,14 +349,21 @@ class WorldBuilder:
             mx, my, _ = net.to_world_index(info.road[lanes], mid_s, net.uid_t_center(lanes, mid_s))
             near = np.hypot(mx - area.center[0], my - area.center[1]) <= area.radius
             lanes = lanes[near]
-        if lanes.size == 0:
-            return []
         total = float(info.length[lanes].sum())
         if traffic.count is not None:
             n = traffic.count
         else:
             n = round((traffic.density or 0.0) * total / 1000.0)
+        self.traffic_asked = n
         if n <= 0:
+            return []
+        if lanes.size == 0:
+            warnings.warn(
+                f"{self._map_name()} has no lane traffic may start on (outside junctions, "
+                f"of types {', '.join(traffic.lane_types)}, in the spawn area); placed 0 of {n}",
+                TrafficWarning,
+                stacklevel=4,
+            )
             return []
         rng = np.random.default_rng(self._spawn_seq)
         names = list(traffic.mix)
@@ -324,44 +373,41 @@ class WorldBuilder:
         width = np.array([VEHICLE_MODELS[m].width for m in models])
         height = np.array([VEHICLE_MODELS[m].height for m in models])
 
-        # Sample positions, then keep those clear of each other (a few rounds).
-        prob = info.length[lanes] / total
-        uid = lanes[rng.choice(lanes.size, size=n, p=prob)]
-        p = rng.random(n) * info.length[uid]
-        keep = np.zeros(n, dtype=bool)
-        for _ in range(8):
-            keep = self._spaced(uid, p, length, keep, traffic.min_gap)
-            redo = np.flatnonzero(~keep)
-            if redo.size == 0:
+        # Spread over the lanes, then moved out of the way of the ego and the objects:
+        # where a vehicle would overlap one (with min_gap around it), that stretch of the
+        # lane is kept free and the vehicles are placed again (a few rounds).
+        blocked: tuple[IntArray, FloatArray, FloatArray] | None = None
+        usable = info.usable[lanes]
+        for _ in range(_CLEAR_ROUNDS):
+            free = Stretches.of_lanes(lanes, usable, traffic.min_gap, blocked)
+            spot = place(length, free, traffic.min_gap, np.random.default_rng(self._place_seq))
+            uid, p, v = spot.lane, spot.progress, spot.vehicle
+            s = info.road_s(uid, p)
+            road = info.road[uid]
+            t = net.uid_t_center(uid, s)
+            x, y, z = net.to_world_index(road, s, t)
+            _, _, hdg, _ = net.reference.evaluate(road, s)
+            heading = np.where(info.sign[uid] < 0, hdg + np.pi, hdg)
+            heading = np.remainder(heading + np.pi, 2 * np.pi) - np.pi
+            clash = self._clashes(placed, x, y, z, heading, length[v], width[v], height[v])
+            if clash[0].size == 0:
                 break
-            uid[redo] = lanes[rng.choice(lanes.size, size=redo.size, p=prob)]
-            p[redo] = rng.random(redo.size) * info.length[uid[redo]]
-        s = info.road_s(uid, p)
-        road = info.road[uid]
-        t = net.uid_t_center(uid, s)
-        x, y, z = net.to_world_index(road, s, t)
-        _, _, hdg, _ = net.reference.evaluate(road, s)
-        heading = np.where(info.sign[uid] < 0, hdg + np.pi, hdg)
-        heading = np.remainder(heading + np.pi, 2 * np.pi) - np.pi
-
-        # Clear of the ego and objects.
-        if placed:
-            fx = np.array([r["x"] for r in placed])
-            fy = np.array([r["y"] for r in placed])
-            fh = np.array([r["heading"] for r in placed])
-            fl = np.array([r["length"] for r in placed]) + 2.0 * traffic.min_gap
-            fw = np.array([r["width"] for r in placed]) + 1.0
-            m = len(placed)
-            i, j = find_overlaps(
-                np.concatenate((fx, x)),
-                np.concatenate((fy, y)),
-                np.concatenate((fh, heading)),
-                np.concatenate((fl, length)),
-                np.concatenate((fw, width)),
-                np.concatenate((np.ones(m, bool), keep)),
+            blocked = _grow(blocked, placed, clash, uid, p, x, y, heading, traffic.min_gap)
+        else:
+            keep = np.ones(uid.size, bool)
+            keep[clash[0]] = False
+            uid, p, v, s, road, t = uid[keep], p[keep], v[keep], s[keep], road[keep], t[keep]
+            x, y, z, heading = x[keep], y[keep], z[keep], heading[keep]
+        models, length, width, height = models[v], length[v], width[v], height[v]
+        self.traffic_asked, self.traffic_placed = n, int(uid.size)
+        if uid.size < n:
+            warnings.warn(
+                f"{self._map_name()} holds {uid.size} vehicles with min_gap "
+                f"{traffic.min_gap:g} m; placed {uid.size} of {n}",
+                TrafficWarning,
+                stacklevel=4,
             )
-            fixed_vs_traffic = (i < m) & (j >= m)  # pairs come with i < j
-            keep[j[fixed_vs_traffic] - m] = False
+        n = uid.size
 
         speed_cfg = traffic.speed
         behaviour = np.random.default_rng(self._behaviour_seq)
@@ -371,7 +417,7 @@ class WorldBuilder:
         v0 = info.speed_limit[uid] * factor
         speed = 0.9 * v0  # the simulation lowers it where the vehicle ahead is close
         rows = []
-        for k in np.flatnonzero(keep):
+        for k in range(n):
             rows.append(
                 {
                     "x": float(x[k]),
@@ -393,25 +439,46 @@ class WorldBuilder:
             )
         return rows
 
-    def _spaced(
+    def _clashes(
         self,
-        uid: IntArray,
-        p: FloatArray,
+        fixed: list[dict[str, float]],
+        x: FloatArray,
+        y: FloatArray,
+        z: FloatArray,
+        heading: FloatArray,
         length: FloatArray,
-        keep: npt.NDArray[np.bool_],
-        min_gap: float,
-    ) -> npt.NDArray[np.bool_]:
-        """Which vehicles keep at least ``min_gap`` to the one ahead in their lane."""
-        order = np.lexsort((p, uid))
-        u, q, ln = uid[order], p[order], length[order]
-        gap = q[1:] - q[:-1] - 0.5 * (ln[1:] + ln[:-1])
-        clash = (u[1:] == u[:-1]) & (gap < min_gap)
-        ok_sorted = np.ones(uid.size, dtype=bool)
-        ok_sorted[1:][clash] = False
-        # Near the ends of a lane record, a vehicle might meet one in the next lane: keep
-        # away from both ends by half a gap.
-        ends = (q < 0.5 * ln + 1.0) | (q > self.info.usable[u] - 0.5 * ln - 1.0)
-        ok_sorted &= ~ends
-        out = np.empty(uid.size, dtype=bool)
-        out[order] = ok_sorted
-        return out
+        width: FloatArray,
+        height: FloatArray,
+    ) -> tuple[IntArray, IntArray]:
+        """``(vehicle, row)``: the traffic vehicles that would overlap a ``fixed`` row
+        (the ego, an object), with min_gap before and behind and 0.5 m beside them, and
+        which row each overlaps."""
+        none = np.zeros(0, np.int64)
+        if not fixed or x.size == 0:
+            return none, none
+        assert self.scenario.traffic is not None
+        gap = self.scenario.traffic.min_gap
+        m = len(fixed)
+
+        def column(name: str, values: FloatArray) -> FloatArray:
+            return np.concatenate(([r[name] for r in fixed], values))
+
+        i, j = find_overlaps(
+            column("x", x),
+            column("y", y),
+            column("heading", heading),
+            column("length", length + 2.0 * gap),
+            column("width", width + 1.0),
+            np.ones(m + x.size, bool),
+        )
+        zs, hs = column("z", z), column("height", height)
+        met = (i < m) & (j >= m) & (zs[i] < zs[j] + hs[j]) & (zs[j] < zs[i] + hs[i])
+        return j[met] - m, i[met]
+
+    def _map_name(self) -> str:
+        """The map's name for messages: its header's, else the scenario's ``map``."""
+        name = (self.net.header.name or "").strip()
+        if name:
+            return name
+        given = self.scenario.map
+        return Path(given).stem if given.endswith(".xodr") else given

@@ -15,9 +15,11 @@ The tick order is fixed::
   vehicle's limits;
 - *lane localisation*: incremental (see `roadsim.world.localization`); a traffic vehicle
   on no lane any more has left the map and is deactivated; a scripted object starts from
-  the lane under its path;
-- *collisions*: oriented-box overlaps between all active actors set ``collided`` on both
-  and are reported as `CollisionEvent`s when they begin;
+  the lane under its path; a vehicle on a lane takes the height of the road surface
+  there (on maps with elevation or superelevation);
+- *collisions*: boxes of active actors that overlap, seen from above and in height, set
+  ``collided`` on both and are reported as `CollisionEvent`s when they begin (two static
+  objects never collide);
 - *sensors*: the scenario's driver sensors read the frame just made
   (`Simulation.readings`). Traffic perceives through the same driver sensor
   (`roadsim.sensors.driver`) in the controllers step, from the frame the tick starts from.
@@ -68,6 +70,7 @@ from roadsim.world.localization import relocalize_slots
 from roadsim.world.state import (
     AUTOPILOT,
     EXTERNAL,
+    STATIC_OBJECT,
     VEHICLE,
     WorldState,
     move_rows,
@@ -135,6 +138,9 @@ class Simulation:
         frame: Frames simulated so far; the current frame's time is `time` (s).
         events: Collision events (`CollisionEvent`) so far, in the order they began.
         left_map: How many vehicles drove off the road network so far.
+        traffic_asked, traffic_placed: Traffic vehicles the scenario asked for and those
+            placed at frame 0 (fewer only where the spawn lanes hold no more, with a
+            `roadsim.errors.TrafficWarning`).
         state: The `WorldState` of the current frame: arrays of shape ``(capacity,)``
             indexed by actor slot. Slots of traffic vehicles change when they are sorted
             (see the module docstring): look actors up by ``state.id``.
@@ -162,11 +168,18 @@ class Simulation:
         self.left_map = 0
         self._ego_command: EgoCommand | None = None
 
+        # Whether the road surface leaves z = 0 anywhere (then vehicles follow its height).
+        self._relief = bool(
+            np.any(self.net.elevation.coef != 0) or np.any(self.net.superelevation.coef != 0)
+        )
         self._lights = TrafficLightPlan.from_network(self.net)
         self._info = LaneInfo(self.net, self._lights.stop_lines)
         self._driver = DriverSensor(self._info, self._lights, MODEL_NAMES)
         self._traffic = TrafficModel(self._info, self._lights, self._driver)
-        built = WorldBuilder(self.net, self._info, scenario).build()
+        builder = WorldBuilder(self.net, self._info, scenario)
+        built = builder.build()
+        self.traffic_asked: int = builder.traffic_asked
+        self.traffic_placed: int = builder.traffic_placed
         self.state: WorldState = built.state
         self.ego_slot: int | None = built.ego_slot
         self._limits: VehicleLimits = built.limits
@@ -508,10 +521,21 @@ class Simulation:
             pos = self.net.localize(st.x[off], st.y[off], heading=st.heading[off])
             st.uid[off], st.s[off], st.t[off] = pos.uid, pos.s, pos.t
             st.road[off] = pos.road_index
+        if self._relief:
+            slots = np.concatenate((on, off))
+            slots = slots[st.active[slots] & (st.uid[slots] >= 0)]
+            st.z[slots] = _surface_z(self.net, st.road[slots], st.s[slots], st.t[slots])
 
     def _collide(self) -> None:
         st = self.state
         i, j = find_overlaps(st.x, st.y, st.heading, st.length, st.width, st.active)
+        if i.size:
+            # Boxes that overlap from above also overlap in height (a bridge's traffic
+            # does not meet the traffic under it), and two static objects never collide
+            # (guard rails and walls touch by design).
+            meet = (st.z[i] < st.z[j] + st.height[j]) & (st.z[j] < st.z[i] + st.height[i])
+            meet &= (st.kind[i] != STATIC_OBJECT) | (st.kind[j] != STATIC_OBJECT)
+            i, j = i[meet], j[meet]
         if i.size == 0:
             self._pairs = set()
             return
@@ -573,6 +597,14 @@ class Simulation:
         scripted and static objects do not count."""
         st = self.state
         return int(np.sum(st.active & (st.kind == VEHICLE)))
+
+
+def _surface_z(net: RoadNetwork, road: IntArray, s: FloatArray, t: FloatArray) -> FloatArray:
+    """Height of the road surface at road coordinates (s, t): the elevation, and the
+    superelevation's tilt across the road (as `RoadNetwork.to_world_index` at h = 0)."""
+    slope = net.elevation.evaluate(road, s, derivative=1)
+    roll = net.superelevation.evaluate(road, s)
+    return net.elevation.evaluate(road, s) + t * np.sin(roll) / np.sqrt(1.0 + slope * slope)
 
 
 def _id_ranges(ids: IntArray) -> str:
