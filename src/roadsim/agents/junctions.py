@@ -29,6 +29,7 @@ from roadsim._jit import (
 )
 from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.sensors.occupancy import LaneOccupancy, rearmost
+from roadsim.world.codes import LONG_VEHICLE
 from roadsim.world.lane_kernels import LaneArrays, choose_next
 
 if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module imports)
@@ -41,9 +42,14 @@ _CONTACT_ANGLED = 4.5  # m: ... or closer than this at an angle
 _ANGLE_DEG = 20.0
 SHORT_LINK = 10.0  # m: a road this short between two junctions joins them into one box
 GRANT_TIMEOUT = 8.0  # s a vehicle may hold a promised path without entering
-SETBACK = 3.0  # m: a vehicle told to wait stops this far before the entry (and IDM's gap)
-LONG_VEHICLE = 8.0  # m: vehicles at least this long use the wider conflicts
+SETBACK = 3.0  # m: a vehicle told to wait stops this far before the entry (and IDM's gap),
+# or further where long vehicles sweep over the entry's mouth (`entry_setbacks`)
 LONG_SWEEP = 2.0  # m added to the contact distances for long vehicles
+SWEEP_LENGTH, SWEEP_WIDTH = 12.0, 2.55  # m: the longest vehicle entries keep clear of
+SWEEP_WHEELBASE = 6.5  # m: its wheelbase
+SWEEP_LAG = 9.0  # m: how far back along its path a long vehicle's body still turns
+MAX_SETBACK = 12.0  # m: a vehicle told to wait stops at most this far before the entry
+_TURNING = 1.0 / 60.0  # 1/m: connecting lanes that curve more than this are turns
 _MAX_PIECES = 40  # lanes one path through a junction may have, at most
 _EXIT_MARGIN = 2.0  # m of room beyond its length a vehicle needs after a junction
 _MOVING = 2.0  # m/s: traffic after the junction at this speed will make room
@@ -56,6 +62,7 @@ class JunctionGate:
     def __init__(self, info: LaneInfo) -> None:
         self.info = info
         self.boxed = _boxed(info)
+        self.setback = entry_setbacks(info)
         self.conflicts = junction_conflicts(info, 0.0)
         self.conflicts_long = junction_conflicts(info, LONG_SWEEP)
         conf, wide = self.conflicts, self.conflicts_long
@@ -113,9 +120,9 @@ class JunctionGate:
         if self._conflicting is None:
             return out
         _gaps(
-            self.info.arrays, occ, self.boxed, self.granted, self.grant_age, me, lanes, start,
-            entry_hop, wants_in, half_length, salt, speed_all, dt, self._conflicting,
-            self._position, out, chunks_for(me.size), split_from(),
+            self.info.arrays, occ, self.boxed, self.setback, self.granted, self.grant_age, me,
+            lanes, start, entry_hop, wants_in, half_length, salt, speed_all, dt,
+            self._conflicting, self._position, out, chunks_for(me.size), split_from(),
         )  # fmt: skip
         return out
 
@@ -125,6 +132,7 @@ def _gaps(
     la: LaneArrays,
     occ: LaneOccupancy,
     boxed: BoolArray,
+    setback: FloatArray,
     granted: BoolArray,
     grant_age: FloatArray,
     me: IntArray,
@@ -153,8 +161,9 @@ def _gaps(
     held_long = np.zeros(lane_count, dtype=np.bool_)
     path = np.empty((chunks, _MAX_PIECES + 1), dtype=np.int64)
     ask_hold(
-        chunks, la, occ, boxed, granted, grant_age, me, lanes, start, entry_hop, wants_in,
-        dt, half_length, salt, out, asking, held, held_long, path, np.arange(me.size),
+        chunks, la, occ, boxed, setback, granted, grant_age, me, lanes, start, entry_hop,
+        wants_in, dt, half_length, salt, out, asking, held, held_long, path,
+        np.arange(me.size),
     )  # fmt: skip
     # The candidates: vehicles that ask and have no promise yet.
     m = 0
@@ -197,7 +206,8 @@ def _gaps(
         if grant[c]:
             granted[slots[c]] = True
         else:
-            out[cand[c]] = entry[c] - SETBACK
+            i = cand[c]
+            out[i] = entry[c] - setback[lanes[i, entry_hop[i] - 1]]
 
 
 @njit_leaf
@@ -301,6 +311,7 @@ def _ask_hold_rows(
     la: LaneArrays,
     occ: LaneOccupancy,
     boxed: BoolArray,
+    setback: FloatArray,
     granted: BoolArray,
     grant_age: FloatArray,
     me: IntArray,
@@ -353,7 +364,8 @@ def _ask_hold_rows(
         if asks and grant_age[k] > GRANT_TIMEOUT:
             granted[k] = False
             grant_age[k] = 0.0
-            out[i] = start[i, entry_hop[i]] - SETBACK  # it waits, and asks again next tick
+            # It waits, and asks again next tick.
+            out[i] = start[i, entry_hop[i]] - setback[lanes[i, entry_hop[i] - 1]]
             asks = False
         asking[i] = asks
         for hop in (0, entry_hop[i]):
@@ -589,3 +601,109 @@ def junction_conflicts(info: LaneInfo, sweep: float) -> Conflicts | None:
     col = np.concatenate([lb[touch], la[touch], *mb, *ma])
     key = np.unique(row * info.n + col)
     return Conflicts(info.n, key // info.n, key % info.n)
+
+
+def entry_setbacks(info: LaneInfo) -> FloatArray:
+    """How far before the end of each lane (by uid) a vehicle told to wait for the
+    junction ahead stops: `SETBACK`, or more where a long vehicle turning through a
+    junction would sweep over the lane's last metres.
+
+    A vehicle drives a turn with its centre on the lane's centre line and its body
+    turned from the path by its slip angle, so the ends of a long one swing out of the
+    curve (a 12 m truck in a turn of 7 m radius: its front some 3 m) and over the mouths
+    of the streets beside its path, where traffic waits.
+    For a `SWEEP_LENGTH` x `SWEEP_WIDTH` box at every sample of every connecting lane
+    that turns and that long vehicles take (not the tight turns they avoid), the outline is located on the lanes; where it falls within
+    `MAX_SETBACK` of the end of a lane that ends at a junction (other than the turn's own
+    lanes before and after it), that lane's setback becomes the distance to its end
+    plus a metre.
+    """
+    setback = np.full(info.n, SETBACK)
+    table = info.table
+    inside = np.flatnonzero((info.junction >= 0) & info.drivable)
+    if inside.size == 0:
+        return setback
+    first, count = table.ptr[inside], table.ptr[inside + 1] - table.ptr[inside]
+    owner = np.repeat(inside, count)
+    index = np.concatenate([np.arange(a, a + n) for a, n in zip(first, count, strict=True)])
+    bends = np.zeros(info.n, dtype=bool)
+    np.logical_or.at(bends, owner, np.abs(table.curvature[index]) > _TURNING)
+    turn = bends[owner] & _taken_by_long(info)[owner]
+    owner, index = owner[turn], index[turn]
+    if owner.size == 0:
+        return setback
+    # The outline of the box, every metre or so, in its own frame (x forward, y left).
+    half_l, half_w = 0.5 * SWEEP_LENGTH, 0.5 * SWEEP_WIDTH
+    along = np.linspace(-half_l, half_l, int(SWEEP_LENGTH) + 1)
+    across = np.linspace(-half_w, half_w, 4)
+    local_x = np.concatenate((along, along, np.full(4, half_l), np.full(4, -half_l)))
+    local_y = np.concatenate((np.full(along.size, half_w), np.full(along.size, -half_w), across, across))
+    # The body turns away from its path by the slip angle: the centre of a kinematic
+    # bicycle drives at beta = asin(curvature * wheelbase / 2) to the body's heading;
+    # and the body turns late, as the wheels do: by the slip of `SWEEP_LAG` metres back.
+    spacing = table.spacing[owner]
+    back = np.maximum(index - np.round(SWEEP_LAG / spacing).astype(np.int64), table.ptr[owner])
+    curvature = np.where(
+        np.abs(table.curvature[back]) > np.abs(table.curvature[index]),
+        table.curvature[back],
+        table.curvature[index],
+    )
+    beta = np.arcsin(np.clip(curvature * 0.5 * SWEEP_WHEELBASE, -0.99, 0.99))
+    cx, cy = table.x[index], table.y[index]
+    course = np.arctan2(table.dir_y[index], table.dir_x[index])
+    # Past the end of the turn the body straightens over `SWEEP_LAG` metres (the lane
+    # after it taken as straight).
+    last = np.flatnonzero(np.r_[owner[1:] != owner[:-1], True])
+    steps = np.arange(1.0, SWEEP_LAG + 1.0)
+    fade = np.tile(1.0 - steps / SWEEP_LAG, last.size)
+    ends = np.repeat(last, steps.size)
+    run = np.tile(steps, last.size)
+    cx = np.concatenate((cx, cx[ends] + run * np.cos(course[ends])))
+    cy = np.concatenate((cy, cy[ends] + run * np.sin(course[ends])))
+    beta = np.concatenate((beta, beta[ends] * fade))
+    course = np.concatenate((course, course[ends]))
+    owner = np.concatenate((owner, owner[ends]))
+    body = course - beta
+    cx, cy = cx[:, None], cy[:, None]
+    dx, dy = np.cos(body)[:, None], np.sin(body)[:, None]
+    px = (cx + local_x * dx - local_y * dy).ravel()
+    py = (cy + local_x * dy + local_y * dx).ravel()
+    point_owner = np.repeat(owner, local_x.size)
+    pos = info.net.localize(px, py)
+    uid = np.asarray(pos.uid, dtype=np.int64)
+    hit = uid >= 0
+    uid, s, point_owner = uid[hit], np.asarray(pos.s)[hit], point_owner[hit]
+    # Lanes where traffic waits for a junction: outside junctions, leading into one.
+    nxt = info.first_next
+    waits = (info.junction < 0) & info.drivable & (nxt >= 0)
+    waits[waits] = info.junction[nxt[waits]] >= 0
+    keep = waits[uid]
+    uid, s, point_owner = uid[keep], s[keep], point_owner[keep]
+    # Not the turn's own lane before it, nor the one after it.
+    own = np.zeros(uid.size, dtype=bool)
+    for ptr, idx in ((info.prev_ptr, info.prev_idx), (info.next_ptr, info.next_idx)):
+        for k in range(int(np.max(ptr[point_owner + 1] - ptr[point_owner], initial=0))):
+            has = ptr[point_owner + 1] - ptr[point_owner] > k
+            own[has] |= idx[ptr[point_owner[has]] + k] == uid[has]
+    uid, s = uid[~own], s[~own]
+    # Near the lane's end (its start may lie at another junction's mouth).
+    distance = info.length[uid] - info.progress(uid, s)
+    near = distance + 1.0 <= MAX_SETBACK
+    np.maximum.at(setback, uid[near], distance[near] + 1.0)
+    return setback
+
+
+def _taken_by_long(info: LaneInfo) -> BoolArray:
+    """Lanes long vehicles may drive (by uid): all but the ``tight`` turns that some
+    lane before them offers another way around (`roadsim.world.lane_kernels.choose_next`)."""
+    tight = info.tight.astype(bool)
+    avoided = np.zeros(info.n, dtype=bool)
+    forks = np.flatnonzero(info.next_count > 1)
+    for u in forks.tolist():
+        after = info.next_idx[info.next_ptr[u] : info.next_ptr[u + 1]]
+        if not tight[after].all():
+            avoided[after[tight[after]]] = True
+    # A lane some vehicle reaches without a choice is taken all the same.
+    single = info.next_idx[np.repeat(info.next_count == 1, info.next_count)]
+    avoided[single] = False
+    return ~avoided

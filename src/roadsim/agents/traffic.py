@@ -71,6 +71,9 @@ class TrafficParams:
     idm: IdmParams
     politeness: float = 0.3
     keep_right: bool = True
+    #: Seconds the steering lags (half the time the wheels take from straight to full
+    #: lock): lane keeping reads the lane's curvature this much further ahead. 0: none.
+    steer_lag: FloatArray | float = 0.0
 
 
 class TrafficModel:
@@ -270,7 +273,7 @@ class TrafficModel:
         envelope_sq, curvature = np.empty(n), np.empty(n)
         chunks = chunks_for(n)
         prepare(
-            chunks, la, self.straight_heading, actors, salt, me, self.target_uid, self.merge_into,
+            chunks, la, self.straight_heading, actors, drivers, me, self.target_uid, self.merge_into,
             self.change_timer, round(time / dt) + 1, dt, p, target, extra, may_change, want,
             self.light_ahead, VISIBILITY, order, envelope_sq, curvature,
         )  # fmt: skip
@@ -355,6 +358,7 @@ def _drivers(params: TrafficParams, salt: UIntArray, wheelbase: FloatArray) -> D
         speed_factor=per_slot(params.speed_factor),
         salt=salt,
         wheelbase=per_slot(wheelbase),
+        steer_lag=per_slot(params.steer_lag),
     )
 
 

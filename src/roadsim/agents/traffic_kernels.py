@@ -71,6 +71,7 @@ TRACK_MIN = 4.0  # m, lane keeping: distance over which an error is corrected, a
 TRACK_TIME = 0.8  # s of driving over which an error is corrected
 TRACK_PREVIEW = 0.15  # s ahead where the lane's curvature is read
 TRACK_MAX_ERROR = 1.2  # m, the lateral error the lane keeping acts on, at most
+ENVELOPE_CATCH_UP = 1.0  # s in which a vehicle above the curves' braking curve gets back on it
 SAFE_DECEL = 4.0  # m/s^2 MOBIL safety criterion
 CHANGE_THRESHOLD = 0.2  # m/s^2 MOBIL incentive threshold
 KEEP_RIGHT_BIAS = 0.3  # m/s^2
@@ -109,7 +110,7 @@ MAX_ACCEL, COMFORT_DECEL, TIME_HEADWAY, MIN_GAP = range(4)
 
 class Drivers(NamedTuple):
     """Per-slot behaviour of the vehicles (IDM parameters, desired-speed factor, route
-    salt, wheelbase).
+    salt, wheelbase, steering lag in seconds).
 
     ``idm`` is one C-contiguous table of shape (C, 4), a row per slot, its columns
     `MAX_ACCEL`, `COMFORT_DECEL`, `TIME_HEADWAY` and `MIN_GAP`: one vehicle's four
@@ -121,6 +122,7 @@ class Drivers(NamedTuple):
     speed_factor: FloatArray
     salt: UIntArray
     wheelbase: FloatArray
+    steer_lag: FloatArray
 
 
 class Perceived(NamedTuple):
@@ -214,7 +216,7 @@ def _prepare_rows(
     la: LaneArrays,
     heading: FloatArray,
     actors: TrafficActors,
-    salt: UIntArray,
+    drivers: Drivers,
     me: IntArray,
     target_uid: IntArray,
     merge_into: IntArray,
@@ -274,14 +276,14 @@ def _prepare_rows(
         k = me[i]
         u = actors.uid[k]
         p[i] = progress(la, u, actors.s[k])
-        target[i] = carry_target(la, target_uid[k], u, salt[k])
+        target[i] = carry_target(la, target_uid[k], u, drivers.salt[k])
         extra_lane[i] = -1
         if target[i] != u:
             extra_lane[i] = target[i]
         elif la.usable[u] - p[i] < MERGE_RANGE and merge_into[u] >= 0:
             extra_lane[i] = merge_into[u]
         envelope_sq[i] = curve_speed_sq(la, u, p[i])
-        curvature[i] = _track(la, heading, target[i], p[i], actors, k)
+        curvature[i] = _track(la, heading, target[i], p[i], actors, drivers, k)
         change_timer[k] = max(change_timer[k] - dt, 0.0)
         may_change[i] = _may_change(la, k, actors.id[k], u, p[i], target[i], change_timer, tick)
         w = WANT_FRONT
@@ -585,7 +587,13 @@ def _decide_rows(
                 ahead = la.envelope_start[lane] + 2.0 * ENVELOPE_DECEL * (start[i, h] + half)
                 v_sq = min(v_sq, ahead)
         v0 = min(la.speed_limit[u] * drivers.speed_factor[k], math.sqrt(v_sq))
-        accel[i] = _idm(drivers, k, actors.speed[k], v0, g, lv, delta)
+        v = actors.speed[k]
+        accel[i] = _idm(drivers, k, v, v0, g, lv, delta)
+        if v * v > v_sq:
+            # Above the braking curve to the curves ahead (IDM slows a vehicle of low
+            # acceleration too gently toward a lower desired speed): brake onto it.
+            over = v - math.sqrt(v_sq)
+            accel[i] = min(accel[i], -(ENVELOPE_DECEL + over / ENVELOPE_CATCH_UP))
         best[i] = target[i]
         if may_change[i] and target[i] == u:
             best[i] = _mobil(
@@ -616,7 +624,7 @@ def _steer(
     ``target`` lane, from the ``curvature`` `prepare` found toward the ``planned``
     target (found anew where the target changed since)."""
     if target != planned:
-        curvature = _track(la, heading, target, p, actors, k)
+        curvature = _track(la, heading, target, p, actors, drivers, k)
     # The wheel angle of the bicycle model that drives this curvature: the slip angle is
     # beta = asin(curvature * lr), and tan(wheel) = 2 tan(beta).
     sin_beta = min(max(curvature * 0.5 * drivers.wheelbase[k], -0.99), 0.99)
@@ -768,13 +776,21 @@ def commit_changes(
 
 @njit_leaf
 def _track(
-    la: LaneArrays, heading: FloatArray, lane: int, p: float, actors: TrafficActors, k: int
+    la: LaneArrays,
+    heading: FloatArray,
+    lane: int,
+    p: float,
+    actors: TrafficActors,
+    drivers: Drivers,
+    k: int,
 ) -> float:
     """Path curvature that brings the vehicle in slot k (at progress p) onto the centre
-    line of ``lane``: the lane's own curvature (read a little ahead, for the steering lag)
-    plus a critically damped correction of the lateral and heading errors over
-    `TRACK_TIME` seconds of driving (at least `TRACK_MIN` metres). The lateral error is
-    capped at `TRACK_MAX_ERROR`, which paces lane changes. ``heading``: the lanes'
+    line of ``lane``: the lane's own curvature, read `TRACK_PREVIEW` plus the vehicle's
+    steering lag seconds ahead (in the next lane of its route past the lane's end), so
+    that the wheels turn as the curve comes and not after it; plus a critically damped
+    correction of the lateral and heading errors over `TRACK_TIME` seconds of driving
+    (at least `TRACK_MIN` metres). The lateral error is capped at `TRACK_MAX_ERROR`,
+    which paces lane changes. ``heading``: the lanes'
     `roadsim.world.lane_kernels.straight_headings`."""
     x, y, v = actors.x[k], actors.y[k], actors.speed[k]
     # The box centre moves at the slip angle to the body's heading.
@@ -787,6 +803,12 @@ def _track(
     lateral = min(max(lateral, -TRACK_MAX_ERROR), TRACK_MAX_ERROR)
     heading_error = wrap(course - hc)
     reach = max(TRACK_MIN, TRACK_TIME * v)
-    ahead = min(p + TRACK_PREVIEW * v, la.length[lane])
     feedback = lateral / reach**2 + 2.0 * heading_error / reach
-    return float(signed_curvature(la, lane, ahead) - feedback)
+    ahead, read = p + (TRACK_PREVIEW + drivers.steer_lag[k]) * v, lane
+    if ahead > la.length[lane]:
+        after = choose_next(la, drivers.salt[k], lane)
+        if after >= 0:
+            ahead, read = min(ahead - la.length[lane], la.length[after]), after
+        else:
+            ahead = la.length[lane]
+    return float(signed_curvature(la, read, ahead) - feedback)

@@ -125,8 +125,8 @@ VEHICLE_MODEL_NAMES: tuple[VehicleModelName, ...] = ("car", "truck", "bus")
 VEHICLE_MODELS: Mapping[str, VehicleModel] = MappingProxyType(
     {
         "car": VehicleModel(4.6, 1.9, 1.5, 2.8, 3.5, 9.0, 0.6, 0.8, 15.0),
-        "truck": VehicleModel(12.0, 2.5, 3.8, 6.5, 1.5, 6.0, 0.7, 0.5, 20.0),
-        "bus": VehicleModel(12.0, 2.55, 3.2, 6.0, 1.5, 6.0, 0.7, 0.5, 20.0),
+        "truck": VehicleModel(12.0, 2.5, 3.8, 6.5, 1.5, 6.0, 0.85, 0.8, 20.0),
+        "bus": VehicleModel(12.0, 2.55, 3.2, 6.0, 1.5, 6.0, 0.85, 0.8, 20.0),
     }
 )
 

@@ -32,6 +32,7 @@ from roadsim.scenario.schema import (
     RoadsArea,
 )
 from roadsim.scenario.validate import resolve_spawn
+from roadsim.sim.lifecycle import long_route
 from roadsim.sim.placement import Stretches, place
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
@@ -205,6 +206,7 @@ class WorldBuilder:
             .integers(0, 2**63 - 1, size=cap, dtype=np.int64)
             .astype(np.uint64)
         )
+        salt[:n] |= long_route(state.length[:n])
         traffic = sc.traffic
         return Built(
             state=state,

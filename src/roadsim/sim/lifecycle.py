@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from roadsim._types import FloatArray, IntArray, UIntArray
+from roadsim.world.codes import LONG_ROUTE_BIT, LONG_VEHICLE
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.state import WorldState
 
@@ -116,8 +117,17 @@ class Respawner:
             state.uid[slot], state.road[slot] = lane, info.road[lane]
             state.id[slot] = next_id
             state.active[slot], state.left_map[slot], state.collided[slot] = True, False, False
-            salt[slot] = np.uint64(self.rng.integers(0, 2**63 - 1))
+            salt[slot] = (
+                np.uint64(self.rng.integers(0, 2**63 - 1))
+                | long_route(state.length[slot : slot + 1])[0]
+            )
             rear[lane] = p - half
             next_id += 1
         self.pending = waiting
         return next_id
+
+
+def long_route(length: FloatArray) -> UIntArray:
+    """The route salt bit of vehicles of these lengths: set for those at least
+    `LONG_VEHICLE` long, which avoid tight turns (`roadsim.world.lane_kernels.choose_next`)."""
+    return np.where(length >= LONG_VEHICLE, np.uint64(1) << np.uint64(LONG_ROUTE_BIT), np.uint64(0))

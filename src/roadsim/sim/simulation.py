@@ -187,11 +187,16 @@ class Simulation:
         self._speed_factor: FloatArray = built.speed_factor
         self._salt = built.salt
         self._traffic.resize(self.state.capacity)
+        # Half the time the wheels take from straight to full lock (s), by slot.
+        self._steer_lag = np.minimum(
+            0.5 * self._limits.max_steer / np.maximum(self._limits.max_steer_rate, 1e-3), 2.0
+        )
         self._traffic_params = TrafficParams(
             speed_factor=self._speed_factor,
             idm=self._idm,
             politeness=built.politeness,
             keep_right=built.keep_right,
+            steer_lag=self._steer_lag,
         )
         self._pairs: set[tuple[int, int]] = set()
         self.readings: dict[str, DriverView | None] = {}
@@ -438,6 +443,7 @@ class Simulation:
                 for v in (idm.max_accel, idm.comfort_decel, idm.time_headway, idm.min_gap)
             ),
             self._speed_factor,
+            self._steer_lag,
             self._salt,
             *self._traffic.per_slot(),
         ]

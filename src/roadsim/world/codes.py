@@ -15,3 +15,11 @@ RED, YELLOW, GREEN = 0, 1, 2
 
 # m/s^2 with which traffic slows down before a curve (`roadsim.world.lane_samples`).
 ENVELOPE_DECEL = 1.5
+
+# Route salts (`roadsim.world.lane_kernels.choose_next`) are drawn below 2**63; this bit
+# marks a vehicle too long for tight turns, which it avoids at forks that offer another way.
+LONG_ROUTE_BIT = 63
+# m: the vehicles that carry it (at least this long), and the tightest turn radius they
+# take where they have a choice.
+LONG_VEHICLE = 8.0
+LONG_MIN_RADIUS = 12.0

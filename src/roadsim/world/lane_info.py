@@ -17,7 +17,7 @@ import numpy.typing as npt
 from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.road.lanes import DRIVABLE_TYPES
 from roadsim.road.network import RoadNetwork
-from roadsim.world.codes import CONTINUES, LANE_DROP, MAP_EDGE
+from roadsim.world.codes import CONTINUES, LANE_DROP, LONG_MIN_RADIUS, MAP_EDGE
 from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
 from roadsim.world.lane_samples import LaneSamples
 from roadsim.world.routing import bypass_empty, first_of_rows
@@ -62,6 +62,9 @@ class LaneInfo:
         stop_p: Progress of the lane's first stop line (m; inf: none).
         stop_signal: The light that governs that stop line (index into the plan's
             ``signals``; -1: none).
+        tight: 1 for a connecting lane of a junction that turns tighter than
+            `roadsim.world.codes.LONG_MIN_RADIUS`: long vehicles avoid it where they can
+            (`roadsim.world.lane_kernels.choose_next`).
         table: Sampled centre lines, boundaries and curvature (`LaneSamples`).
         arrays: All of these as one bundle for compiled kernels (`LaneArrays`).
     """
@@ -127,6 +130,10 @@ class LaneInfo:
             self.sign,
             dense=np.flatnonzero(self.junction >= 0),
         )
+        curving = np.zeros(n, dtype=bool)
+        owner = np.repeat(np.arange(n), self.table.count)
+        np.logical_or.at(curving, owner, np.abs(self.table.curvature) > 1.0 / LONG_MIN_RADIUS)
+        self.tight: IntArray = (curving & (self.junction >= 0)).astype(np.int64)
         self.arrays = self._bundle()
 
     def _first_stops(self, lines: StopLines | None) -> tuple[FloatArray, IntArray]:
@@ -227,6 +234,7 @@ class LaneInfo:
             "first_next": self.first_next,
             "road": self.road,
             "stop_signal": self.stop_signal,
+            "tight": self.tight,
         }
         rows = n + 1  # CSR pointers have one entry more than there are lanes
         float_rows = _cache_aligned(np.zeros((rows, 16)))

@@ -1,0 +1,67 @@
+"""Long vehicles at junctions: they avoid turns too tight for them where they have a
+choice, and traffic waiting at an entry keeps clear of the turns they must take."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from roadsim.agents.junctions import MAX_SETBACK, SETBACK, entry_setbacks
+from roadsim.road.load import load_map
+from roadsim.sim.lifecycle import long_route
+from roadsim.world.codes import LONG_MIN_RADIUS, LONG_VEHICLE
+from roadsim.world.lane_info import LaneInfo
+from roadsim.world.lane_kernels import choose_next
+
+
+@pytest.fixture(scope="module")
+def town() -> LaneInfo:
+    return LaneInfo(load_map("town").prepare())
+
+
+def _forks(info: LaneInfo) -> list[tuple[int, np.ndarray]]:
+    out = []
+    for u in np.flatnonzero(info.next_count > 1).tolist():
+        out.append((u, info.next_idx[info.next_ptr[u] : info.next_ptr[u + 1]]))
+    return out
+
+
+def test_tight_marks_the_junction_turns_tighter_than_long_vehicles_take(town: LaneInfo) -> None:
+    table = town.table
+    for u in range(town.n):
+        bend = np.abs(table.curvature[table.ptr[u] : table.ptr[u + 1]]).max(initial=0.0)
+        assert town.tight[u] == int(town.junction[u] >= 0 and bend > 1.0 / LONG_MIN_RADIUS)
+    assert town.tight.sum() > 0  # the town's 10 m corners
+
+
+def test_long_vehicles_pass_over_tight_turns_where_a_fork_offers_another_way(
+    town: LaneInfo,
+) -> None:
+    la = town.arrays
+    rng = np.random.default_rng(0)
+    salts = rng.integers(0, 2**63 - 1, size=64, dtype=np.int64).astype(np.uint64)
+    long_bit = long_route(np.array([12.0]))[0]
+    assert long_route(np.array([LONG_VEHICLE - 0.1]))[0] == 0
+    cars_turn = 0
+    for u, after in _forks(town):
+        tight = town.tight[after].astype(bool)
+        for salt in salts:
+            car = choose_next(la, salt, u)
+            truck = choose_next(la, salt | long_bit, u)
+            assert car in after and truck in after
+            cars_turn += int(town.tight[car])
+            if not tight.all():
+                assert not town.tight[truck]
+            # (Where every way is tight, a long vehicle takes one all the same.)
+    assert cars_turn > 0
+
+
+def test_entries_keep_clear_of_the_turns_long_vehicles_must_take(town: LaneInfo) -> None:
+    setback = entry_setbacks(town)
+    assert setback.min() == SETBACK
+    assert setback.max() <= MAX_SETBACK
+    # The town's T junctions have only turns: the arms beside them wait further back.
+    wider = np.flatnonzero(setback > SETBACK)
+    assert wider.size > 0
+    nxt = town.first_next[wider]
+    assert np.all(town.junction[wider] < 0) and np.all(town.junction[nxt] >= 0)
