@@ -441,7 +441,9 @@ class _Reader:
                     for k in ("aU", "bU", "cU", "dU", "aV", "bV", "cV", "dV")
                 }
             )
-            p_range = self.text(shape, "pRange", "arcLength")
+            # Optional in the OpenDRIVE 1.4 and 1.5 schemas, with default "normalized";
+            # files written to those versions (and some later ones) leave it out.
+            p_range = self.text(shape, "pRange", "normalized")
             if p_range not in ("arcLength", "normalized"):
                 raise self.error(
                     shape, f"pRange={p_range!r} is neither 'arcLength' nor 'normalized'"
