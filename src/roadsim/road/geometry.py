@@ -21,6 +21,7 @@ from scipy.special import fresnel
 
 from roadsim._types import FloatArray, IntArray
 from roadsim.road.model import Geometry
+from roadsim.road.polynomials import RecordSearch
 
 LINE, ARC, SPIRAL, PARAM = 0, 1, 2, 3
 _KIND_CODES = {"line": LINE, "arc": ARC, "spiral": SPIRAL, "poly3": PARAM, "paramPoly3": PARAM}
@@ -100,7 +101,9 @@ class ReferenceLines:
         flat = [g for road in geometries for g in road]
         road = np.repeat(np.arange(n_roads, dtype=np.int64), counts)
         self.s0: FloatArray = np.array([g.s for g in flat], dtype=np.float64)
-        self.key: FloatArray = self.base[road] + np.minimum(self.s0, self.length[road])
+        self.search = RecordSearch(
+            np.minimum(self.s0, self.length[road]), self.base, self.first, self.count
+        )
         self.x0: FloatArray = np.array([g.x for g in flat], dtype=np.float64)
         self.y0: FloatArray = np.array([g.y for g in flat], dtype=np.float64)
         self.h0: FloatArray = np.array([g.hdg for g in flat], dtype=np.float64)
@@ -129,10 +132,7 @@ class ReferenceLines:
 
     def geometry_at(self, road: IntArray, s: FloatArray) -> IntArray:
         """Index of the geometry record holding each (road, s)."""
-        key = self.base[road] + np.clip(s, 0.0, self.length[road])
-        idx = np.searchsorted(self.key, key, side="right") - 1
-        first = self.first[road]
-        return np.clip(idx, first, first + self.count[road] - 1)
+        return self.search.find(road, np.clip(s, 0.0, self.length[road]))
 
     def evaluate(
         self, road: npt.ArrayLike, s: npt.ArrayLike

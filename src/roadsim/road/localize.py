@@ -753,11 +753,13 @@ def _break_intervals(net: RoadNetwork) -> tuple[IntArray, FloatArray, FloatArray
     # them, the record in force after it), so no segment straddles a geometry jump.
     geometric = np.zeros(road.size, dtype=bool)
     geometric[: 2 * n + ref.s0.size] = True
-    base = np.concatenate(([0.0], np.cumsum(net.road_length + 1.0)[:-1]))
-    key = base[road] + s
-    order = np.argsort(key, kind="stable")
-    group = np.cumsum(np.concatenate(([False], np.diff(key[order]) > 1e-6)))
-    order = order[np.lexsort((-key[order], ~geometric[order], group))]
+    # Sorted by road, then s (not on one axis base[road] + s: far into a big map that sum
+    # rounds s, and would merge or split breaks wrongly).
+    order = np.lexsort((s, road))
+    new = np.diff(s[order]) > 1e-6
+    new |= road[order][1:] != road[order][:-1]
+    group = np.cumsum(np.concatenate(([False], new)))
+    order = order[np.lexsort((-s[order], ~geometric[order], group))]
     group = np.sort(group)
     keep = order[np.concatenate(([True], group[1:] != group[:-1]))]
     road, s = road[keep], s[keep]
