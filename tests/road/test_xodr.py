@@ -71,6 +71,18 @@ def test_unknown_element_warns_once(tmp_path: Path) -> None:
     assert any("<fancyThing>" in t for t in texts) and any("<otherThing>" in t for t in texts)
 
 
+def test_file_without_header_loads_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "headless.xodr"
+    path.write_text(re.sub(r"\n\s*<header[^>]*/>", "", _road_xml()))
+    with pytest.warns(MapWarning) as caught:
+        net = roadsim.load_map(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}:2: no <header>; read with the defaults (OpenDRIVE 1.4, no name, no geoReference)"
+    ]
+    assert (net.header.rev_major, net.header.rev_minor, net.header.name) == (1, 4, "")
+    assert net.road_ids == ("7",) and float(net.lane_width("7", -1, 50.0)) == 3.5
+
+
 def _road_xml(
     *,
     length: str = "100",

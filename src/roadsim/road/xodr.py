@@ -257,7 +257,13 @@ class _Reader:
         self.warn_unknown(root)
         header_el = _child(root, "header")
         if header_el is None:
-            raise self.error(root, "missing <header>")
+            # Mandatory, but other OpenDRIVE readers load files without it, and several
+            # published maps lack it: nothing else in the file depends on it.
+            self.warn(
+                _line(root),
+                "no <header>; read with the defaults (OpenDRIVE 1.4, no name, no geoReference)",
+            )
+            header_el = etree.Element("header")
         header = self.header(header_el)
         roads = tuple(self.road(el) for el in _children(root, "road"))
         self.road_id = None
@@ -265,6 +271,13 @@ class _Reader:
         controllers = tuple(self.controller(el) for el in _children(root, "controller"))
         doc = OpenDrive(self.path, header, roads, junctions, controllers)
         return self.check_references(root, doc)
+
+    def warn(self, line: int | None, message: str) -> None:
+        """A `MapWarning` ``path:line: message``."""
+        where = self.path or "<string>"
+        if line is not None:
+            where += f":{line}"
+        warnings.warn(f"{where}: {message}", MapWarning, stacklevel=4)
 
     def warn_unknown(self, root: Element) -> None:
         # Collecting the distinct names with one C-level pass keeps this cheap on big maps.
