@@ -14,17 +14,22 @@ import math
 import numpy as np
 import pytest
 
+from roadsim.errors import MapWarning
 from roadsim.road.network import RoadNetwork
 from roadsim.road.polynomials import RecordSearch
 from roadsim.road.xodr import read_xodr
 
-# One long road first puts the next road's records 5e6 m along the search axis, where a
+# Five long roads first put the next road's records 5e6 m along the search axis, where a
 # float64 step is 9.3e-10 m.
-FILLER = """<road id="far" length="5e6" junction="-1">
-  <planView><geometry s="0" x="0" y="-100" hdg="0" length="5e6"><line/></geometry></planView>
+FILLER = "".join(
+    f"""<road id="far{i}" length="1e6" junction="-1">
+  <planView><geometry s="0" x="0" y="-{100 + 10 * i}" hdg="0" length="1e6"><line/></geometry>
+  </planView>
   <lanes><laneSection s="0"><center><lane id="0" type="none"/></center>
   <right><lane id="-1" type="driving"><width sOffset="0" a="3.5" b="0" c="0" d="0"/></lane></right>
   </laneSection></lanes></road>"""
+    for i in range(5)
+)
 GAP, KINK = 0.015, 0.06
 
 
@@ -68,7 +73,12 @@ def far_road(*, step: str) -> str:
 
 @pytest.mark.parametrize("step", ["geometry", "laneOffset", "width", "elevation", "superelevation"])
 def test_an_s_just_before_a_record_uses_the_record_before(step: str) -> None:
-    net = RoadNetwork(read_xodr(far_road(step=step).encode(), path="far.xodr"))
+    xml = far_road(step=step).encode()
+    if step == "geometry":
+        with pytest.warns(MapWarning, match=r"does not join the one before: 0.015 m apart"):
+            net = RoadNetwork(read_xodr(xml, path="far.xodr"))
+    else:
+        net = RoadNetwork(read_xodr(xml, path="far.xodr"))
     s = 50.0 - np.array([1e-12, 1e-11, 1e-10, 3e-10, 1e-9, 2e-9])
     road = np.full(s.size, int(net.road_index("X")))
     uid = net.lane_uid("X", -1, s)

@@ -150,12 +150,18 @@ class ReferenceLines:
         r = np.asarray(road, dtype=np.int64).ravel()
         sv = np.asarray(s, dtype=np.float64).ravel()
         g = self.geometry_at(r, sv)
-        ds = sv - self.s0[g]
+        return self.record_pose(g, sv - self.s0[g])
+
+    def record_pose(
+        self, g: IntArray, ds: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """`evaluate` with given records: record ``g[i]`` ``ds[i]`` metres from its start
+        (beyond its ends too: a file's records need not join)."""
         kind = self.kind[g]
-        x = np.empty(sv.shape)
-        y = np.empty(sv.shape)
-        hdg = np.empty(sv.shape)
-        curv = np.zeros(sv.shape)
+        x = np.empty(ds.shape)
+        y = np.empty(ds.shape)
+        hdg = np.empty(ds.shape)
+        curv = np.zeros(ds.shape)
 
         m = kind != PARAM
         if m.any():

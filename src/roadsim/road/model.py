@@ -39,6 +39,7 @@ class Geometry:
             (spiral); ``a``..``d`` (poly3); ``aU``..``dV`` (paramPoly3).
         p_range: paramPoly3 only: ``arcLength`` or ``normalized`` (the default when the
             file gives none).
+        line: The ``<geometry>`` element's source line, when read from a file.
     """
 
     s: float
@@ -49,6 +50,7 @@ class Geometry:
     kind: GeometryKind
     params: dict[str, float] = field(default_factory=dict)
     p_range: str = "normalized"
+    line: int | None = None
 
 
 class RoadMarkLine(NamedTuple):
