@@ -241,3 +241,78 @@ def test_cli_prints_the_error_in_one_line(tmp_path, capsys) -> None:  # type: ig
         f"roadsim: warning: {odd}:7: road g: <geometry> s=50 does not join the one before: "
         "0.02 m apart\n"
     )
+
+
+def _with_mark(width: str) -> str:
+    return width + (
+        "<roadMark sOffset='0' type='broken' width='0.12'><type name='x'>"
+        "<line length='1e-9' space='1e-9' tOffset='0' sOffset='0' width='0.12'/></type></roadMark>"
+    )
+
+
+EXTREME = [
+    # (name, road): values each within the reader's limits, together absurd.
+    (
+        "tight arc over a long road",
+        road(
+            "a",
+            "<geometry s='0' x='0' y='0' hdg='0' length='3e4'><arc curvature='999'/></geometry>",
+            length=3e4,
+        ),
+    ),
+    (
+        "paramPoly3 with a cusp",
+        road(
+            "p",
+            "<geometry s='0' x='0' y='0' hdg='0' length='100'><paramPoly3 aU='0' bU='1e-9' "
+            "cU='0' dU='0' aV='0' bV='0' cV='5' dV='0' pRange='normalized'/></geometry>",
+        ),
+    ),
+    (
+        "paramPoly3 that starts at a standstill",
+        road(
+            "p",
+            "<geometry s='0' x='0' y='0' hdg='0' length='100'><paramPoly3 aU='0' bU='0' "
+            "cU='0' dU='0' aV='0' bV='0' cV='5' dV='0' pRange='normalized'/></geometry>",
+        ),
+    ),
+    (
+        "paramPoly3 of denormal length",
+        road(
+            "q",
+            line(0, 0, 0, 100)
+            + "<geometry s='100' x='100' y='0' hdg='0' length='5e-324'><paramPoly3 aU='0' "
+            "bU='100' cU='0' dU='0' aV='0' bV='0' cV='0' dV='0' pRange='normalized'/></geometry>",
+        ),
+    ),
+    (
+        "superelevation spinning the road",
+        road("s", line(0, 0, 0, 100)).replace(
+            "<lanes>",
+            "<lateralProfile><superelevation s='0' a='0' b='1e9' c='0' d='0'/>"
+            "</lateralProfile><lanes>",
+        ),
+    ),
+    ("nanometre dashes", road("d", line(0, 0, 0, 100), width=_with_mark(LANE))),
+    ("999 m wide lane", road("w", line(0, 0, 0, 100), width="<width sOffset='0' a='999'/>")),
+]
+
+
+@pytest.mark.parametrize("xml", [r for _, r in EXTREME], ids=[n for n, _ in EXTREME])
+def test_extreme_maps_load_or_give_a_located_error_never_a_crash(xml: str) -> None:
+    """What a road network offers (summary, surface mesh, localisation) on maps whose values
+    are each within limits: it works, or names the place, with no other warning."""
+    from roadsim.road.summary import map_summary
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", MapWarning)
+        try:
+            net = RoadNetwork(read_xodr(document(xml), path="broken.xodr"))
+            map_summary(net)
+            assert net.surface_mesh().triangles.size > 0
+            rid = net.road_ids[0]
+            x, y, _ = net.to_world(rid, [0.0, float(net.road_length[0])], -1.0)
+            net.localize(x, y)
+        except MapError as err:
+            assert re.match(r"broken\.xodr:4 <\w+> road \w: ", str(err)), str(err)
