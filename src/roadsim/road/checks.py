@@ -199,83 +199,97 @@ def _curvatures(roads: Sequence[Road]) -> list[_Place]:
 # -- lanes and profiles ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Owner:
+    """A sequence of cubic records: a road's laneOffset, elevation or superelevation, or a
+    lane's widths or borders (``section_s``: the lane section's start)."""
+
+    road: Road
+    line: int | None
+    element: str
+    limit: float
+    unit: str = "m"
+    section_s: float = 0.0
+    lane_id: int = 0
+
+    @property
+    def what(self) -> str:
+        return f"lane {self.lane_id} <{self.element}>" if self.lane_id else self.element
+
+
 def _lane_polynomials(doc: OpenDrive) -> list[_Place]:
-    """Negative lane widths; raises for laneOffset, elevation, width and border records
-    that grow beyond `MAX_NUMBER`."""
-    out: list[_Place] = []
+    """Negative lane widths; raises for laneOffset, elevation, superelevation, width and
+    border records that grow beyond their limit within their range."""
+    owners: list[_Owner] = []
+    rows: list[tuple[float, float, float, float, float, float, int]] = []  # a b c d s end owner
+
+    def add(records: Sequence[Cubic], span: float, owner: _Owner) -> None:
+        if not records:
+            return
+        k = len(owners)
+        owners.append(owner)
+        for n, r in enumerate(records):
+            end = records[n + 1].s if n + 1 < len(records) else span
+            rows.append((r.a, r.b, r.c, r.d, r.s, end, k))
+
     for road in doc.roads:
-        # laneOffset and elevation hold along the road, lane records along their section.
-        _least(doc, road, road.line, road.lane_offset, road.length, "laneOffset", MAX_LATERAL_M)
-        _least(doc, road, road.line, road.elevation, road.length, "elevation", MAX_NUMBER)
-        _least(
-            doc,
-            road,
-            road.line,
-            road.superelevation,
-            road.length,
-            "superelevation",
-            MAX_ROLL_RAD,
-            unit="rad",
-        )
+        # laneOffset and the profiles hold along the road, lane records along their section.
+        line = road.line
+        add(road.lane_offset, road.length, _Owner(road, line, "laneOffset", MAX_LATERAL_M))
+        add(road.elevation, road.length, _Owner(road, line, "elevation", MAX_NUMBER))
+        sup = _Owner(road, line, "superelevation", MAX_ROLL_RAD, "rad")
+        add(road.superelevation, road.length, sup)
         for k, sec in enumerate(road.sections):
             span = (road.sections[k + 1].s if k + 1 < len(road.sections) else road.length) - sec.s
             for lane in sec.lanes:
-                if lane.id == 0:
-                    continue
-                what = f"lane {lane.id} <border>"
-                _least(doc, road, lane.line, lane.borders, span, "border", MAX_LATERAL_M, what)
-                if not lane.widths:
-                    continue
-                what = f"lane {lane.id} <width>"
-                low, at = _least(
-                    doc, road, lane.line, lane.widths, span, "width", MAX_LATERAL_M, what
-                )
-                if low < -NEGATIVE_WIDTH_M:
-                    out.append(
-                        _Place(
-                            lane.line,
-                            road.id,
-                            f"lane {lane.id} of the <laneSection> s={sec.s:g} has a negative "
-                            f"width ({low:.3g} m at s={sec.s + at:g})",
-                        )
-                    )
-    return out
-
-
-def _least(
-    doc: OpenDrive,
-    road: Road,
-    line: int | None,
-    records: Sequence[Cubic],
-    span: float,
-    element: str,
-    limit: float,
-    what: str = "",
-    unit: str = "m",
-) -> tuple[float, float]:
-    """The least value of piecewise cubic ``records`` over ``[0, span]`` and where it is;
-    raises where they grow beyond ``limit`` (m)."""
-    if not records:
-        return 0.0, 0.0
-    lo = np.array([max(r.s, 0.0) for r in records])
-    hi = np.append(lo[1:], max(span, 0.0))
-    hi = np.maximum(hi, lo)
-    coef = np.array([(r.a, r.b, r.c, r.d) for r in records])
-    s0 = np.array([r.s for r in records])
-    low, at, high = _extremes(coef, lo - s0, hi - s0)
-    k = int(np.argmax(np.maximum(np.abs(low), np.abs(high))))
-    if not max(abs(low[k]), abs(high[k])) <= limit:
+                if lane.borders:
+                    border = _Owner(road, lane.line, "border", MAX_LATERAL_M, "m", sec.s, lane.id)
+                    add(lane.borders, span, border)
+                if lane.widths and lane.id != 0:
+                    width = _Owner(road, lane.line, "width", MAX_LATERAL_M, "m", sec.s, lane.id)
+                    add(lane.widths, span, width)
+    if not rows:
+        return []
+    table = np.array(rows)
+    s0, owner = table[:, 4], table[:, 6].astype(np.int64)
+    lo = np.maximum(s0, 0.0)
+    hi = np.maximum(table[:, 5], lo)
+    low, at, high = _extremes(table[:, :4], lo - s0, hi - s0)
+    limit = np.array([o.limit for o in owners])[owner]
+    reach = np.where(np.abs(low) > np.abs(high), low, high)
+    bad = np.flatnonzero(~(np.abs(reach) <= limit))
+    if bad.size:
+        k = int(bad[0])
+        o = owners[owner[k]]
         raise _error(
             doc,
-            road,
-            line,
-            element,
-            f"the {what or element} record at s={records[k].s:g} reaches "
-            f"{max(low[k], high[k], key=abs):.3g} {unit} within its range: more than "
-            f"{limit:.3g} {unit}, which no map can mean",
+            o.road,
+            o.line,
+            o.element,
+            f"the {o.what} record at s={s0[k]:g} reaches {reach[k]:.3g} {o.unit} "
+            f"within its range: more than {o.limit:.3g} {o.unit}, which no map can mean",
         )
-    m = int(np.argmin(low))
-    return float(low[m]), float(at[m] + s0[m])
+    is_width = np.array([o.element == "width" for o in owners])[owner]
+    negative = np.flatnonzero(is_width & (low < -NEGATIVE_WIDTH_M))
+    # Per lane, its least width; lanes in file order.
+    negative = negative[np.lexsort((low[negative], owner[negative]))]
+    first = (
+        negative[np.concatenate(([True], np.diff(owner[negative]) != 0))]
+        if negative.size
+        else negative
+    )
+    out = []
+    for k in first.tolist():
+        o = owners[owner[k]]
+        out.append(
+            _Place(
+                o.line,
+                o.road.id,
+                f"lane {o.lane_id} of the <laneSection> s={o.section_s:g} has a negative width "
+                f"({low[k]:.3g} m at s={o.section_s + at[k] + s0[k]:g})",
+            )
+        )
+    return out
 
 
 def _extremes(
