@@ -157,6 +157,29 @@ def test_spiral_curvature_grows_linearly() -> None:
     assert np.allclose(hdg, [0.0, 0.01 * 50 / 2, 0.02 * 100 / 2])
 
 
+def test_param_poly3_without_prange_is_normalized() -> None:
+    # u = 100 p, v = 10 p**2, so v = u**2 / 1000; with p in [0, 1] (the default range,
+    # "normalized") the road ends at (100, 10). Read as arcLength, p would run to the
+    # length and the road end 1e5 m away.
+    length = 20.0 * (0.5 * math.sqrt(26.0) + 12.5 * math.log((1.0 + math.sqrt(26.0)) / 5.0))
+    curve = (
+        f"<geometry s='0' x='0' y='0' hdg='0' length='{length!r}'>"
+        "<paramPoly3 aU='0' bU='100' cU='0' dU='0' aV='0' bV='0' cV='10' dV='0'/></geometry>"
+    )
+    net = network(single_road(curve, TWO_LANES, length=length))
+    s = np.array([0.0, 0.5 * length, length])
+    x, y, hdg, _ = net.reference.evaluate(np.zeros(3, dtype=np.int64), s)
+    assert (x[-1], y[-1]) == pytest.approx((100.0, 10.0), abs=1e-9)
+    assert np.allclose(y, x * x / 1000.0, atol=1e-9)
+    assert hdg[-1] == pytest.approx(math.atan2(20.0, 100.0))
+    # The right lane's outer edge at the end: 3.5 + 0.01 s to the right of (100, 10).
+    t = -(3.5 + 0.01 * length)
+    ex, ey, _ = net.to_world("r", length, t)
+    assert (float(ex), float(ey)) == pytest.approx(
+        (100.0 - t * math.sin(hdg[-1]), 10.0 + t * math.cos(hdg[-1])), abs=1e-9
+    )
+
+
 def test_unknown_road_or_lane_is_a_query_error() -> None:
     net = network(single_road(STRAIGHT, TWO_LANES))
     with pytest.raises(QueryError, match="no road with id 'nope'"):

@@ -13,8 +13,16 @@ from roadsim.errors import MapError, MapWarning
 from roadsim.road.xodr import read_xodr
 from tests.conftest import CORPUS_MAPS, corpus_name
 
-# esmini's stationary_objects.xodr links road 0 to a road "1" it does not contain.
-DANGLING_LINK_MAPS = {"esmini/stationary_objects"}
+# The warnings corpus maps give, as patterns of their messages (every other map gives none).
+EXPECTED_WARNINGS = {
+    # esmini's stationary_objects.xodr links road 0 to a road "1" it does not contain.
+    "esmini/stationary_objects": [r"road 0: successor names road '1', which does not exist"],
+    # Its planView covers 8.8 m of the 69.9 m road.
+    "qc-opendrive/road_geometry_parampoly3_arclength_range_valid": [
+        r":11: road 0: the <geometry> records end at s=8.80392, 61.1 m short of the road's "
+        r"length 69.8968$"
+    ],
+}
 
 
 @pytest.mark.parametrize("path", CORPUS_MAPS, ids=corpus_name)
@@ -23,10 +31,11 @@ def test_corpus_map_loads(path: Path) -> None:
         warnings.simplefilter("always")
         net = roadsim.load_map(path)
     messages = [str(w.message) for w in caught]
-    if corpus_name(path) in DANGLING_LINK_MAPS:
-        assert any("does not exist; link ignored" in m for m in messages)
-    else:
-        assert messages == []
+    expected = EXPECTED_WARNINGS.get(corpus_name(path), [])
+    assert len(messages) == len(expected), messages
+    for message, pattern in zip(messages, expected, strict=True):
+        assert issubclass(caught[messages.index(message)].category, MapWarning)
+        assert re.search(pattern, message), message
     assert len(net.roads) > 0
     assert net.load_seconds > 0
 
@@ -69,6 +78,18 @@ def test_unknown_element_warns_once(tmp_path: Path) -> None:
     texts = [str(w.message) for w in caught if issubclass(w.category, MapWarning)]
     assert len(texts) == 2
     assert any("<fancyThing>" in t for t in texts) and any("<otherThing>" in t for t in texts)
+
+
+def test_file_without_header_loads_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "headless.xodr"
+    path.write_text(re.sub(r"\n\s*<header[^>]*/>", "", _road_xml()))
+    with pytest.warns(MapWarning) as caught:
+        net = roadsim.load_map(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}:2: no <header>; read with the defaults (OpenDRIVE 1.4, no name, no geoReference)"
+    ]
+    assert (net.header.rev_major, net.header.rev_minor, net.header.name) == (1, 4, "")
+    assert net.road_ids == ("7",) and float(net.lane_width("7", -1, 50.0)) == 3.5
 
 
 def _road_xml(

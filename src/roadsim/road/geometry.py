@@ -21,6 +21,7 @@ from scipy.special import fresnel
 
 from roadsim._types import FloatArray, IntArray
 from roadsim.road.model import Geometry
+from roadsim.road.polynomials import RecordSearch
 
 LINE, ARC, SPIRAL, PARAM = 0, 1, 2, 3
 _KIND_CODES = {"line": LINE, "arc": ARC, "spiral": SPIRAL, "poly3": PARAM, "paramPoly3": PARAM}
@@ -28,6 +29,7 @@ _KIND_CODES = {"line": LINE, "arc": ARC, "spiral": SPIRAL, "poly3": PARAM, "para
 # A spiral whose curvature changes by less than this over its length is drawn as an arc:
 # the clothoid's deviation from the arc is below |dk| * L**2 / 6, far under a micrometre.
 _SPIRAL_AS_ARC = 1e-12
+_SPIRAL_MIN_M = 1e-6
 _NODES = 64
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 _GL_X = 0.5 * (_GL_X + 1.0)
@@ -100,7 +102,9 @@ class ReferenceLines:
         flat = [g for road in geometries for g in road]
         road = np.repeat(np.arange(n_roads, dtype=np.int64), counts)
         self.s0: FloatArray = np.array([g.s for g in flat], dtype=np.float64)
-        self.key: FloatArray = self.base[road] + np.minimum(self.s0, self.length[road])
+        self.search = RecordSearch(
+            np.minimum(self.s0, self.length[road]), self.base, self.first, self.count
+        )
         self.x0: FloatArray = np.array([g.x for g in flat], dtype=np.float64)
         self.y0: FloatArray = np.array([g.y for g in flat], dtype=np.float64)
         self.h0: FloatArray = np.array([g.hdg for g in flat], dtype=np.float64)
@@ -113,7 +117,11 @@ class ReferenceLines:
                 k0[i] = k1[i] = g.params["curvature"]
             elif g.kind == "spiral":
                 k0[i], k1[i] = g.params["curvStart"], g.params["curvEnd"]
-        as_arc = (kind == SPIRAL) & (np.abs(k1 - k0) < _SPIRAL_AS_ARC)
+        # A spiral shorter than _SPIRAL_MIN_M departs from its start arc by under
+        # |k1 - k0| * 1e-12 m, and its curvature rate could overflow.
+        as_arc = (kind == SPIRAL) & (
+            (np.abs(k1 - k0) < _SPIRAL_AS_ARC) | (self.glen < _SPIRAL_MIN_M)
+        )
         kind[as_arc] = ARC
         k1[as_arc] = k0[as_arc]
         self.kind: IntArray = kind
@@ -129,10 +137,7 @@ class ReferenceLines:
 
     def geometry_at(self, road: IntArray, s: FloatArray) -> IntArray:
         """Index of the geometry record holding each (road, s)."""
-        key = self.base[road] + np.clip(s, 0.0, self.length[road])
-        idx = np.searchsorted(self.key, key, side="right") - 1
-        first = self.first[road]
-        return np.clip(idx, first, first + self.count[road] - 1)
+        return self.search.find(road, np.clip(s, 0.0, self.length[road]))
 
     def evaluate(
         self, road: npt.ArrayLike, s: npt.ArrayLike
@@ -150,12 +155,18 @@ class ReferenceLines:
         r = np.asarray(road, dtype=np.int64).ravel()
         sv = np.asarray(s, dtype=np.float64).ravel()
         g = self.geometry_at(r, sv)
-        ds = sv - self.s0[g]
+        return self.record_pose(g, sv - self.s0[g])
+
+    def record_pose(
+        self, g: IntArray, ds: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """`evaluate` with given records: record ``g[i]`` ``ds[i]`` metres from its start
+        (beyond its ends too: a file's records need not join)."""
         kind = self.kind[g]
-        x = np.empty(sv.shape)
-        y = np.empty(sv.shape)
-        hdg = np.empty(sv.shape)
-        curv = np.zeros(sv.shape)
+        x = np.empty(ds.shape)
+        y = np.empty(ds.shape)
+        hdg = np.empty(ds.shape)
+        curv = np.zeros(ds.shape)
 
         m = kind != PARAM
         if m.any():
@@ -189,7 +200,10 @@ class ReferenceLines:
         y = self.y0[g] + sh * u + ch * v
         speed2 = du * du + dv * dv
         hdg = h + np.arctan2(dv, du)
-        curv = (du * ddv - dv * ddu) / np.maximum(speed2, 1e-300) ** 1.5
+        # Where the curve stops (a cusp: r'(p) = 0) its curvature is not defined: 0 there.
+        cube = speed2 * np.sqrt(speed2)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            curv = np.where(cube > 0.0, (du * ddv - dv * ddu) / cube, 0.0)
         return x, y, hdg, curv
 
 
@@ -227,9 +241,10 @@ class _ParamCurves:
         self.arc = np.concatenate((np.zeros((n, 1)), np.cumsum(seg, axis=1)), axis=1)
         self.node_speed = self._speed(np.arange(n)[:, None], self.p_nodes)
         total = self.arc[:, -1]
-        # s along the road is the true arc length scaled to the declared length.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self.scale = np.where(self.length > 0, total / self.length, 1.0)
+        # s along the road is the true arc length scaled to the declared length (not for
+        # records shorter than a nanometre, where the ratio could overflow).
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            self.scale = np.where(self.length > 1e-9, total / self.length, 1.0)
 
     def _speed(self, j: npt.NDArray[np.int64], p: FloatArray) -> FloatArray:
         cu, cv = self.cu[j], self.cv[j]
@@ -266,19 +281,22 @@ class _ParamCurves:
         hl = l1 - l0
         with np.errstate(divide="ignore", invalid="ignore"):
             tau = np.where(hl > 0, (target - l0) / hl, 0.0)
-        # Cubic Hermite of p(l) with dp/dl = 1/|r'(p)| at both nodes.
-        m0 = hl / np.maximum(self.node_speed[j, i], 1e-300)
-        m1 = hl / np.maximum(self.node_speed[j, i + 1], 1e-300)
-        t2, t3 = tau * tau, tau * tau * tau
-        p = (
-            (2 * t3 - 3 * t2 + 1) * p0
-            + (t3 - 2 * t2 + tau) * m0
-            + (-2 * t3 + 3 * t2) * p1
-            + (t3 - t2) * m1
-        )
-        # One Newton step on the exact length from the node.
-        err = l0 + self._arc_from(j, p0, p) - target
-        p = p - err / np.maximum(self._speed(j, p), 1e-300)
+        # Cubic Hermite of p(l) with dp/dl = 1/|r'(p)| at both nodes, then one Newton step
+        # on the exact length from the node. Where the curve stops (r'(p) = 0, a cusp) the
+        # slopes are infinite: the guess is kept within the nodes' bracket, where p lies.
+        with np.errstate(over="ignore", invalid="ignore"):
+            m0 = hl / np.maximum(self.node_speed[j, i], 1e-300)
+            m1 = hl / np.maximum(self.node_speed[j, i + 1], 1e-300)
+            t2, t3 = tau * tau, tau * tau * tau
+            p = (
+                (2 * t3 - 3 * t2 + 1) * p0
+                + (t3 - 2 * t2 + tau) * m0
+                + (-2 * t3 + 3 * t2) * p1
+                + (t3 - t2) * m1
+            )
+            p = np.where(np.isfinite(p), np.clip(p, p0, p1), p0 + tau * (p1 - p0))
+            err = l0 + self._arc_from(j, p0, p) - target
+            p = np.clip(p - err / np.maximum(self._speed(j, p), 1e-300), p0, p1)
         return np.asarray(p, dtype=np.float64)
 
     def evaluate(self, j: IntArray, ds: FloatArray) -> tuple[FloatArray, ...]:

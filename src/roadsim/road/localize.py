@@ -51,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._types import BoolArray, FloatArray, IntArray, ObjectArray
+from roadsim.road.budget import Budget, check_budget
 from roadsim.road.geometry import PARAM, ReferenceLines
 from roadsim.road.lanes import DRIVABLE_TYPES, lane_type_code
 
@@ -81,8 +82,12 @@ _FENCE_SLACK = 1e-6
 _REFINE = 2e-3
 #: Points are processed in blocks of this many, so temporaries stay in cache.
 _BLOCK = 16384
-#: Width (m) of the bins of t in which each segment keeps a first guess of the lane.
+#: Width (m) of the bins of t in which each segment keeps a first guess of the lane, and
+#: the most bins a segment keeps (wider bins where its lanes span more than 100 m).
 _HINT_BIN = 0.1
+_MAX_HINT_BINS = 1024
+#: Segments a road may need (real maps need under one per metre; see `check_budget`).
+_SEGMENT_BUDGET = Budget("localisation segments", 1e4, 5.0)
 #: Grid cells: at least this size (m), and at most this many cells in all.
 _CELL_SIZE = 2.0
 _MAX_CELLS = 2_000_000
@@ -203,14 +208,18 @@ class Localizer:
         ss[:, -1] -= _LEFT_LIMIT
         _, _, _, k = ref.evaluate(np.repeat(road, 5), ss.ravel())
         kmax = np.max(np.abs(k).reshape(-1, 5), axis=1) * 1.25
-        n_sub = np.maximum.reduce(
-            [
-                np.ceil(length / _MAX_SEGMENT),
-                np.ceil(length * kmax / _MAX_TURN),
-                np.ceil(length * kmax**0.75 / (384 * _HERMITE_TOL) ** 0.25),
-                np.ones_like(length),
-            ]
-        ).astype(np.int64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            need = np.maximum.reduce(
+                [
+                    np.ceil(length / _MAX_SEGMENT),
+                    np.ceil(length * kmax / _MAX_TURN),
+                    np.ceil(length * kmax**0.75 / (384 * _HERMITE_TOL) ** 0.25),
+                    np.ones_like(length),
+                ]
+            )
+        # Before the cast: an absurd curvature can ask for more than int64 holds.
+        check_budget(net, road, np.where(np.isnan(need), np.inf, need), _SEGMENT_BUDGET)
+        n_sub = need.astype(np.int64)
         piece = np.repeat(np.arange(road.size), n_sub)
         j = np.arange(piece.size) - np.repeat(np.cumsum(n_sub) - n_sub, n_sub)
         ua, ub = j / n_sub[piece], (j + 1) / n_sub[piece]
@@ -234,6 +243,8 @@ class Localizer:
             kept.append((piece[good], ua[good], ub[good]))
             mid = 0.5 * (ua[bad] + ub[bad])
             piece = np.concatenate((piece[bad], piece[bad]))
+            every = np.concatenate([p for p, _, _ in kept] + [piece])
+            check_budget(net, road[every], np.ones(every.size), _SEGMENT_BUDGET)
             ua, ub = np.concatenate((ua[bad], mid)), np.concatenate((mid, ub[bad]))
         if len(kept) > 1:
             piece, ua, ub = (np.concatenate(parts) for parts in zip(*kept, strict=True))
@@ -301,11 +312,12 @@ class Localizer:
         # Lane hints: per segment, bins of t of width _HINT_BIN from tmin; a bin holds the
         # number of boundaries above its centre at the segment's middle (the bisection's
         # answer for most points; `_lane_at` checks it).
-        bins = np.ceil((tmax - tmin) / _HINT_BIN).astype(np.int64) + 1
+        width = np.maximum(_HINT_BIN, (tmax - tmin) / _MAX_HINT_BINS)
+        bins = np.ceil((tmax - tmin) / width).astype(np.int64) + 1
         bin0 = np.cumsum(bins) - bins
         mid = 0.5 * (lo + hi)
         at_mid = c0 + mid * (c1 + mid * (c2 + mid * c3))
-        below = np.clip(np.ceil((at_mid - tmin[rep]) / _HINT_BIN - 0.5), 0, bins[rep]).astype(
+        below = np.clip(np.ceil((at_mid - tmin[rep]) / width[rep] - 0.5), 0, bins[rep]).astype(
             np.int64
         )
         size = int(bins.sum()) + 1
@@ -315,6 +327,7 @@ class Localizer:
         self._hint: IntArray = np.cumsum(steps[:-1])
         self._seg_bin0: IntArray = bin0
         self._seg_bins: IntArray = bins
+        self._seg_bin_scale: FloatArray = 1.0 / width
         return tmin, tmax
 
     def _build_grid(self, cell_size: float) -> None:
@@ -597,7 +610,8 @@ class Localizer:
         first = np.take(self._seg_bfirst, seg)
         count = np.take(self._seg_bcount, seg)
         tmin = np.take(self._seg_tmin, seg)
-        slot = np.clip((t - tmin) * (1.0 / _HINT_BIN), 0.0, np.take(self._seg_bins, seg) - 1)
+        scale = np.take(self._seg_bin_scale, seg)
+        slot = np.clip((t - tmin) * scale, 0.0, np.take(self._seg_bins, seg) - 1)
         pos = np.take(self._hint, np.take(self._seg_bin0, seg) + slot.astype(np.int64))
         upper, lower = self._bracket(first, count, pos, up)
         miss = np.flatnonzero((lower > t) | (upper <= t))
@@ -753,11 +767,13 @@ def _break_intervals(net: RoadNetwork) -> tuple[IntArray, FloatArray, FloatArray
     # them, the record in force after it), so no segment straddles a geometry jump.
     geometric = np.zeros(road.size, dtype=bool)
     geometric[: 2 * n + ref.s0.size] = True
-    base = np.concatenate(([0.0], np.cumsum(net.road_length + 1.0)[:-1]))
-    key = base[road] + s
-    order = np.argsort(key, kind="stable")
-    group = np.cumsum(np.concatenate(([False], np.diff(key[order]) > 1e-6)))
-    order = order[np.lexsort((-key[order], ~geometric[order], group))]
+    # Sorted by road, then s (not on one axis base[road] + s: far into a big map that sum
+    # rounds s, and would merge or split breaks wrongly).
+    order = np.lexsort((s, road))
+    new = np.diff(s[order]) > 1e-6
+    new |= road[order][1:] != road[order][:-1]
+    group = np.cumsum(np.concatenate(([False], new)))
+    order = order[np.lexsort((-s[order], ~geometric[order], group))]
     group = np.sort(group)
     keep = order[np.concatenate(([True], group[1:] != group[:-1]))]
     road, s = road[keep], s[keep]

@@ -44,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._types import FloatArray, Int32Array, IntArray
+from roadsim.road.budget import Budget, check_budget
 from roadsim.road.roadmarks import (
     MarkLine,
     MarkLines,
@@ -62,6 +63,8 @@ SurfaceKind = Literal["lane", "road_mark"]
 
 MAX_CHORD_ERROR_M = 0.02
 MAX_STEP_M = 5.0
+#: Border points a road may need (real maps need a few per metre; see `check_budget`).
+_BUDGET = Budget("lane border samples", 1e5, 20.0)
 _TOL_M = 1e-3  # breakpoints closer than this are merged; shorter pieces are dropped
 _MIN_ALTITUDE_M = 1e-4  # thinner triangles are dropped (zero-width lanes)
 _REFINE_PASSES = 3
@@ -285,6 +288,7 @@ def sample_lanes(
         parts = _parts_needed(net, sec, s, max_chord_error)
         if not np.any(parts > 1):
             break
+        check_budget(net, lt.sec_road[sec[:-1]], parts * lt.sec_count[sec[:-1]], _BUDGET)
         sec, s = _subdivide(sec, s, sec[1:] == sec[:-1], parts)
 
     counts = np.bincount(sec, minlength=lt.sections)

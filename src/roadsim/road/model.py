@@ -37,7 +37,9 @@ class Geometry:
         kind: line, arc, spiral, poly3 or paramPoly3.
         params: The kind's attributes: ``curvature`` (arc); ``curvStart``, ``curvEnd``
             (spiral); ``a``..``d`` (poly3); ``aU``..``dV`` (paramPoly3).
-        p_range: paramPoly3 only: ``arcLength`` or ``normalized``.
+        p_range: paramPoly3 only: ``arcLength`` or ``normalized`` (the default when the
+            file gives none).
+        line: The ``<geometry>`` element's source line, when read from a file.
     """
 
     s: float
@@ -47,7 +49,8 @@ class Geometry:
     length: float
     kind: GeometryKind
     params: dict[str, float] = field(default_factory=dict)
-    p_range: str = "arcLength"
+    p_range: str = "normalized"
+    line: int | None = None
 
 
 class RoadMarkLine(NamedTuple):

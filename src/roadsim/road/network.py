@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from roadsim._types import FloatArray, IntArray
 from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError
+from roadsim.road.checks import check_network
 from roadsim.road.geometry import ReferenceLines
 from roadsim.road.lanes import LaneRecords
 from roadsim.road.model import Controller, Header, Junction, OpenDrive, Road, RoadObject, Signal
@@ -85,6 +86,7 @@ class RoadNetwork:
         self.superelevation = PiecewiseCubics([r.superelevation for r in doc.roads], lengths)
         self.lane_offset = PiecewiseCubics([r.lane_offset for r in doc.roads], lengths)
         self.lanes = LaneRecords(doc.roads)
+        check_network(doc, self.reference)
         self.signals: tuple[Signal, ...] = tuple(sig for r in doc.roads for sig in r.signals)
         self.objects: tuple[RoadObject, ...] = tuple(obj for r in doc.roads for obj in r.objects)
         self.load_seconds = load_seconds + (time.perf_counter() - start)

@@ -23,7 +23,8 @@ class PiecewiseCubics:
 
     Each owner's records live in a disjoint window of one global axis: owner ``i``
     occupies ``[base[i], base[i] + span[i])``, so finding the record for any (owner, s) is
-    one `numpy.searchsorted`. An owner without records evaluates to ``default``.
+    one `numpy.searchsorted` (`RecordSearch`, which corrects its rounding). An owner without
+    records evaluates to ``default``.
     """
 
     def __init__(
@@ -47,16 +48,13 @@ class PiecewiseCubics:
         ).reshape(-1, 4)
         # Records of an owner never start before its window; a start beyond the span is
         # kept inside the window so the global axis stays sorted.
-        local = np.clip(self.s0, 0.0, span[owner] - 0.5) if flat else self.s0
-        self.key: FloatArray = self.base[owner] + local if flat else np.zeros(0)
+        start = np.clip(self.s0, 0.0, span[owner] - 0.5) if flat else self.s0
+        self.search = RecordSearch(start, self.base, self.first, self.count)
         self.default = default
 
     def record(self, owner: IntArray, s: FloatArray) -> IntArray:
         """Index of the record in force at ``s`` for each owner (-1 where it has none)."""
-        key = self.base[owner] + np.maximum(s, 0.0)
-        idx = np.searchsorted(self.key, key, side="right") - 1
-        first = self.first[owner]
-        idx = np.clip(idx, first, first + self.count[owner] - 1)
+        idx = self.search.find(owner, np.maximum(s, 0.0))
         return np.where(self.count[owner] > 0, idx, -1)
 
     def evaluate(self, owner: npt.ArrayLike, s: npt.ArrayLike, derivative: int = 0) -> FloatArray:
@@ -90,3 +88,67 @@ class PiecewiseCubics:
 
     def has_records(self, owner: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         return np.asarray(self.count[np.asarray(owner, dtype=np.int64)] > 0)
+
+
+class RecordSearch:
+    """Finds, per (owner, s), the record in force: the owner's last record that starts at
+    or before s (its first record where s lies before them all).
+
+    Records are searched on one global axis, ``base[owner] + start``. Far into a big map
+    that sum rounds away the last digits of s (``base`` is the summed length of the owners
+    before), so an s just before a record's start can land on that record; where records
+    do not join exactly (a 2 cm gap between geometries, a laneOffset step) that moved lane
+    edges by decimetres. Each found record is therefore checked against its own start and
+    the next record's, both exact, and corrected where s lies outside them: two compares
+    per query, and a short loop over the rare queries that rounding moved.
+
+    Args:
+        start: Where each record starts in its owner's own s, shape (R,); owners'
+            records consecutive, non-decreasing within an owner.
+        base: Per owner, the start of its window on the global axis (windows disjoint and
+            increasing), shape (n_owners,).
+        first, count: Per owner, its first record and its number of records.
+    """
+
+    def __init__(self, start: FloatArray, base: FloatArray, first: IntArray, count: IntArray):
+        owner = np.repeat(np.arange(count.size, dtype=np.int64), count)
+        self.start = start
+        self.key: FloatArray = base[owner] + start
+        self.base, self.first, self.count = base, first, count
+        # The interval each record is in force over: from its start (from -inf for an
+        # owner's first record) to the next record's start (to +inf for its last).
+        self.lower: FloatArray = start.copy()
+        self.lower[(np.cumsum(count) - count)[count > 0]] = -np.inf
+        self.upper: FloatArray = np.full(start.size, np.inf)
+        same = owner[1:] == owner[:-1]
+        self.upper[:-1][same] = start[1:][same]
+
+    def find(self, owner: IntArray, s: FloatArray) -> IntArray:
+        """Record indices for each (owner, s), shape (N,); ``first - 1`` for an owner
+        without records.
+
+        Args:
+            owner: Owner of each query, shape (N,).
+            s: Each query's position in its owner's own s, clamped as ``start`` was
+                (so that a start clamped to a window matches), shape (N,).
+        """
+        lo = self.first[owner]
+        hi = lo + self.count[owner] - 1
+        found = np.searchsorted(self.key, self.base[owner] + s, side="right") - 1
+        idx: IntArray = np.minimum(np.maximum(found, lo), hi)
+        if self.key.size == 0:
+            return idx
+        j = np.maximum(idx, 0)  # idx is first - 1 (maybe -1) only for an owner without records
+        moved = (s < self.lower[j]) | (s >= self.upper[j])
+        if not moved.any():
+            return idx
+        rows = np.flatnonzero(moved & (hi >= lo))
+        k, sv = idx[rows], s[rows]
+        while rows.size:
+            # Rounding moves a query by one record, or a few where records start within a
+            # rounding step of each other; lower/upper hold the way (never both).
+            k = k - (sv < self.lower[k]) + (sv >= self.upper[k])
+            still = (sv < self.lower[k]) | (sv >= self.upper[k])
+            idx[rows] = k
+            rows, k, sv = rows[still], k[still], sv[still]
+        return idx

@@ -13,7 +13,8 @@ otherwise the ``type`` keyword picks a pattern:
 - ``solid``, ``curb``, ``grass``, ``custom`` and unknown types: one continuous line;
 - ``none`` and ``edge`` (an invisible limit), and marks of zero width: nothing.
 
-Dash patterns run along s and restart at each road-mark record. `sample_marks` cuts the
+Dash patterns run along s and restart at each road-mark record; one that repeats more often
+than every `MIN_DASH_PERIOD_M` is drawn continuous. `sample_marks` cuts the
 lines into pieces (one per dash) sampled on the lane grid; `mark_triangles` turns each
 piece into a strip lifted `MARK_LIFT_M` along the surface normal.
 """
@@ -38,6 +39,9 @@ BROKEN_LINE_M = 3.0
 BROKEN_SPACE_M = 9.0
 BOTTS_DOT_SPACING_M = 1.2
 _MIN_PIECE_M = 1e-3  # shorter dash pieces are dropped
+#: A dash pattern repeating more often than this (m) is drawn as a continuous line: finer
+#: dashes cannot be seen, and a file's 1e-9 m pattern would be billions of pieces.
+MIN_DASH_PERIOD_M = 0.1
 
 
 class MarkLine(NamedTuple):
@@ -103,7 +107,8 @@ def road_mark_lines(mark: RoadMark, lane_id: int) -> list[MarkLine]:
             width = ln.width if ln.width > 0 else mark.width
             if width <= 0:
                 continue
-            length, space = (ln.length, ln.space) if ln.length > 0 and ln.space > 0 else (0.0, 0.0)
+            dashed = ln.length > 0 and ln.space > 0 and ln.length + ln.space >= MIN_DASH_PERIOD_M
+            length, space = (ln.length, ln.space) if dashed else (0.0, 0.0)
             out.append(MarkLine(ln.t_offset, width, length, space, ln.s_offset))
         return out
     w = mark.width

@@ -155,6 +155,15 @@ _KNOWN_TAGS = frozenset(
 
 _SPEED_UNITS = {"m/s": 1.0, "km/h": 1.0 / 3.6, "mph": 0.44704}
 
+#: Magnitudes no map can mean (OpenDRIVE sets no bounds). A larger value is a corrupt or
+#: mis-scaled file, which would have roadsim sample and index a road for minutes and
+#: gigabytes, or overflow; it is a located `MapError`. Lengths and s positions (m): one
+#: road of 1000 km.
+MAX_LENGTH_M = 1e6
+#: Every other number: coordinates (m; projected coordinates stay below 1e8), offsets,
+#: widths, polynomial coefficients, curvatures, integers.
+MAX_NUMBER = 1e9
+
 Element = etree._Element
 
 
@@ -176,7 +185,9 @@ class _Reader:
             road_id=self.road_id,
         )
 
-    def num(self, el: Element, name: str, default: float | None = None) -> float:
+    def num(
+        self, el: Element, name: str, default: float | None = None, limit: float = MAX_NUMBER
+    ) -> float:
         raw = el.get(name)
         if raw is None:
             if default is None:
@@ -188,32 +199,38 @@ class _Reader:
             raise self.error(el, f"attribute {name}={raw!r} is not a number") from None
         if not math.isfinite(value):
             raise self.error(el, f"attribute {name}={raw!r} is not a finite number")
+        if abs(value) > limit:
+            raise self.error(el, _too_large(name, raw, limit))
         return value
 
-    def nonneg(self, el: Element, name: str, default: float | None = None) -> float:
-        value = self.num(el, name, default)
+    def nonneg(
+        self, el: Element, name: str, default: float | None = None, limit: float = MAX_LENGTH_M
+    ) -> float:
+        """A distance (by default: at most `MAX_LENGTH_M`)."""
+        value = self.num(el, name, default, limit)
         if value < 0:
             raise self.error(el, f"attribute {name}={el.get(name)!r} is negative (expected >= 0)")
         return value
 
     def integer(self, el: Element, name: str, default: int | None = None) -> int:
         raw = el.get(name)
-        if raw is not None and raw.lstrip("-").isdigit():
-            return int(raw)
         if raw is None:
             if default is None:
                 raise self.error(el, f"missing attribute '{name}' (expected an integer)")
             return default
         try:
-            return int(raw)
+            value = int(raw)
         except ValueError:
             try:
                 as_float = float(raw)
             except ValueError:
                 as_float = math.nan
-            if as_float.is_integer():
-                return int(as_float)
-            raise self.error(el, f"attribute {name}={raw!r} is not an integer") from None
+            if not as_float.is_integer():
+                raise self.error(el, f"attribute {name}={raw!r} is not an integer") from None
+            value = int(as_float)
+        if abs(value) > MAX_NUMBER:
+            raise self.error(el, _too_large(name, raw, MAX_NUMBER))
+        return value
 
     def text(self, el: Element, name: str, default: str | None = None) -> str:
         raw = el.get(name)
@@ -239,9 +256,15 @@ class _Reader:
             record is None
             or not math.isfinite(sum(record))
             or (s_name == "sOffset" and record.s < 0)
+            or abs(record.s) > MAX_LENGTH_M
+            or max(map(abs, record[1:])) > MAX_NUMBER
         ):
             # Slow path, only to name the offending attribute precisely.
-            s = self.nonneg(el, s_name, 0.0) if s_name == "sOffset" else self.num(el, s_name, 0.0)
+            s = (
+                self.nonneg(el, s_name, 0.0)
+                if s_name == "sOffset"
+                else self.num(el, s_name, 0.0, MAX_LENGTH_M)
+            )
             return Cubic(s, *(self.num(el, k, 0.0) for k in "abcd"))
         return record
 
@@ -257,7 +280,13 @@ class _Reader:
         self.warn_unknown(root)
         header_el = _child(root, "header")
         if header_el is None:
-            raise self.error(root, "missing <header>")
+            # Mandatory, but other OpenDRIVE readers load files without it, and several
+            # published maps lack it: nothing else in the file depends on it.
+            self.warn(
+                _line(root),
+                "no <header>; read with the defaults (OpenDRIVE 1.4, no name, no geoReference)",
+            )
+            header_el = etree.Element("header")
         header = self.header(header_el)
         roads = tuple(self.road(el) for el in _children(root, "road"))
         self.road_id = None
@@ -265,6 +294,13 @@ class _Reader:
         controllers = tuple(self.controller(el) for el in _children(root, "controller"))
         doc = OpenDrive(self.path, header, roads, junctions, controllers)
         return self.check_references(root, doc)
+
+    def warn(self, line: int | None, message: str) -> None:
+        """A `MapWarning` ``path:line: message``."""
+        where = self.path or "<string>"
+        if line is not None:
+            where += f":{line}"
+        warnings.warn(f"{where}: {message}", MapWarning, stacklevel=4)
 
     def warn_unknown(self, root: Element) -> None:
         # Collecting the distinct names with one C-level pass keeps this cheap on big maps.
@@ -307,7 +343,7 @@ class _Reader:
         self.road_id = None
         road_id = self.text(el, "id")
         self.road_id = road_id
-        length = self.num(el, "length")
+        length = self.num(el, "length", limit=MAX_LENGTH_M)
         if length <= 0:
             raise self.error(el, f"length={el.get('length')!r} must be positive")
         junction = self.text(el, "junction", "-1")
@@ -354,7 +390,10 @@ class _Reader:
             speed_el = _child(type_el, "speed")
             if speed_el is not None and speed_el.get("max") not in (None, "no limit", "undefined"):
                 speed_limits.append(
-                    (self.num(type_el, "s", 0.0), self.speed(speed_el, "max", speed_el.get("unit")))
+                    (
+                        self.num(type_el, "s", 0.0, MAX_LENGTH_M),
+                        self.speed(speed_el, "max", speed_el.get("unit")),
+                    )
                 )
 
         signals: list[Signal] = []
@@ -414,7 +453,7 @@ class _Reader:
 
     def geometry(self, el: Element) -> Geometry:
         s = self.nonneg(el, "s")
-        length = self.num(el, "length")
+        length = self.num(el, "length", limit=MAX_LENGTH_M)
         if length < 0:
             raise self.error(el, f"length={el.get('length')!r} is negative (expected >= 0)")
         shape = next((c for c in el if isinstance(c.tag, str) and _tag(c) != "userData"), None)
@@ -441,7 +480,9 @@ class _Reader:
                     for k in ("aU", "bU", "cU", "dU", "aV", "bV", "cV", "dV")
                 }
             )
-            p_range = self.text(shape, "pRange", "arcLength")
+            # Optional in the OpenDRIVE 1.4 and 1.5 schemas, with default "normalized";
+            # files written to those versions (and some later ones) leave it out.
+            p_range = self.text(shape, "pRange", "normalized")
             if p_range not in ("arcLength", "normalized"):
                 raise self.error(
                     shape, f"pRange={p_range!r} is neither 'arcLength' nor 'normalized'"
@@ -459,6 +500,7 @@ class _Reader:
             kind=cast("GeometryKind", kind),
             params=params,
             p_range=p_range,
+            line=_line(el),
         )
 
     def lane_section(self, el: Element) -> LaneSection:
@@ -552,7 +594,7 @@ class _Reader:
                     length=self.nonneg(ln, "length", 0.0),
                     space=self.nonneg(ln, "space", 0.0),
                     t_offset=self.num(ln, "tOffset", 0.0),
-                    s_offset=self.num(ln, "sOffset", 0.0),
+                    s_offset=self.num(ln, "sOffset", 0.0, MAX_LENGTH_M),
                     width=self.nonneg(ln, "width", 0.0),
                     rule=ln.get("rule", "none").strip(),
                     color=ln.get("color", "").strip(),
@@ -769,6 +811,10 @@ class _Reader:
             else:
                 fixed[road_id] = dataclasses.replace(road, successor=None)
         return dataclasses.replace(doc, roads=tuple(fixed[r.id] for r in doc.roads))
+
+
+def _too_large(name: str, raw: str, limit: float) -> str:
+    return f"attribute {name}={raw!r} is too large for any map (at most {limit:.0e} expected)"
 
 
 def _first(record: tuple[float, ...]) -> float:
