@@ -49,7 +49,7 @@ from roadsim._checks import as_id, as_ids, as_number
 from roadsim._types import FloatArray, IntArray
 from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots
 from roadsim.agents.idm import IdmParams
-from roadsim.agents.scripted import ScriptedObjects
+from roadsim.agents.scripted import Controls, ScriptedObjects
 from roadsim.agents.traffic import TrafficModel, TrafficParams
 from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError
 from roadsim.road.load import load_map
@@ -70,6 +70,7 @@ from roadsim.world.localization import relocalize_slots
 from roadsim.world.state import (
     AUTOPILOT,
     EXTERNAL,
+    SCRIPTED_OBJECT,
     VEHICLE,
     WorldState,
     move_rows,
@@ -196,11 +197,14 @@ class Simulation:
         self._scripted = ScriptedObjects(
             built.scripted,
             built.scripted_slots,
-            *self._controllers(built.scripted),
+            self._controllers(built.scripted),
             built.paths,
+            self._info.arrays,
         )
         # Frame 0's lifecycle: the scripted objects that exist from the start.
-        self._place_scripted(self._scripted.lifecycle(0, self.dt, self._ego(), self.state))
+        self._place_scripted(
+            self._scripted.lifecycle(0, self.dt, self._ego(), self.state, self._salt)
+        )
         self._traffic.settle_speeds(
             np.flatnonzero(st.active & (st.control == AUTOPILOT)),
             st,
@@ -276,17 +280,17 @@ class Simulation:
                 names[obj.name] = offset + i
         return names
 
-    def _controllers(self, objects: list[PathObject]) -> tuple[IntArray, FloatArray]:
-        """The controller slot and target point of each scripted object (-1 and NaN for
-        regular ones).
+    def _controllers(self, objects: list[PathObject]) -> Controls:
+        """Who controls each scripted object, and where that one arrives (see
+        `roadsim.agents.scripted.Controls`).
 
         Raises:
             ScenarioError: For an actor id that no actor has (the scenario's file, line
                 and key; loading it checked all but the traffic that found room).
         """
         st = self.state
-        controllers = np.full(len(objects), -1, dtype=np.int64)
-        targets = np.full((len(objects), 2), np.nan)
+        controls = Controls.none(len(objects))
+        scripted = {id(obj): i for i, obj in enumerate(objects)}
         for i, obj in enumerate(objects):
             if obj.target_point is None or obj.controller_target is None:
                 continue
@@ -304,10 +308,17 @@ class Simulation:
                         )
                     ]
                 )
-            controllers[i] = int(hits[0])
+            slot = int(hits[0])
+            controls.slot[i], controls.id[i] = slot, int(st.id[slot])
+            if st.kind[slot] == SCRIPTED_OBJECT:
+                offset = 0 if self.ego_slot is None else 1
+                controls.object[i] = scripted[id(self.scenario.objects[int(actor) - offset])]
             pose = resolve_spawn(obj.controller_target, self.net)
-            targets[i] = pose.x, pose.y
-        return controllers, targets
+            controls.target_x[i], controls.target_y[i] = pose.x, pose.y
+            if pose.uid >= 0:
+                controls.target_section[i] = int(self.net.lanes.section[pose.uid])
+                controls.target_s[i] = pose.s
+        return controls
 
     # -- time ------------------------------------------------------------------------------------------
 
@@ -375,14 +386,14 @@ class Simulation:
             )
 
         scripted = self._scripted
-        self._place_scripted(scripted.lifecycle(self.frame, self.dt, self._ego(), st))
+        self._place_scripted(scripted.lifecycle(self.frame, self.dt, self._ego(), st, self._salt))
 
         vehicles, on, off = vehicle_slots(st.active, st.kind, st.uid)
         accel = steer = np.zeros(0)
         if vehicles.size:
             accel, steer = self._controls(vehicles, all_on_lane=off.size == 0)
         # Scripted objects move after every controller has seen the frame they start from.
-        moved = scripted.move(self.frame, self.dt, self._ego(), st)
+        moved = scripted.move(self.frame, self.dt, self._ego(), st, self._salt)
         if vehicles.size:
             step_bicycle_slots(
                 vehicles,
