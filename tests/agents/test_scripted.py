@@ -532,3 +532,58 @@ def test_a_controller_whose_slot_holds_another_actor_is_gone() -> None:
     sim.state.id[ego] = 1000
     sim.run(3.0)
     assert sim.state.speed[k] == 0.0
+
+
+def test_max_speed_caps_the_timed_speed() -> None:
+    # 80 m of path to its target while the ego is 4 s from its own: timed to 20 m/s. A
+    # pedestrian's max_speed keeps it walking; it then arrives late.
+    walker = {
+        "type": "path",
+        "kind": "pedestrian",
+        "path": [on_lane(-4, 150.0, 1.4), on_lane(-4, 230.0, 1.4), on_lane(-4, 240.0, 1.4)],
+        "target_point": 1,
+        "controller_target": {"road": "1", "lane": -3, "s": 120.0},
+    }
+    timed = []
+    for extra in ({}, {"max_speed": 2.5}):
+        sim = sim_of(ego=ego_at(20.0, 25.0), objects=[walker | extra])
+        sim.drive_ego(EgoCommand(accel=0.0))
+        k = slot_of(sim)
+        top = 0.0
+        for _ in range(round(4.0 / sim.dt)):
+            sim.step()
+            top = max(top, float(sim.state.speed[k]))
+        timed.append(top)
+    assert timed[0] == pytest.approx(20.0, abs=0.5)
+    assert timed[1] == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("ego_speed", [15.0, 20.0])
+def test_keep_timed_speed_carries_the_speed_through_the_target_point(ego_speed: float) -> None:
+    # The cut-in car is timed to 12 to 17 m/s; its target point says 22 m/s. It took
+    # that speed in one tick (105 to 187 m/s^2); keeping its speed, it changes it
+    # along the next segment, and still arrives with the ego.
+    scenario = load_scenario("cut-in")
+    assert scenario.ego is not None
+    ego_spec = scenario.ego.model_copy(update={"speed": ego_speed, "desired_speed": ego_speed})
+    steps = []
+    for keep in (False, True):
+        car = scenario.objects[0].model_copy(update={"keep_timed_speed": keep})
+        sim = Simulation(scenario.model_copy(update={"ego": ego_spec, "objects": (car,)}))
+        assert sim.ego_slot is not None
+        ego_at, car_at, _ = arrivals(sim, sim.ego_slot)
+        assert abs(car_at - ego_at) <= 1
+        k = slot_of(sim)
+        step = abs(float(sim.state.accel[k]))
+        for _ in range(3):
+            sim.step()
+            step = max(step, abs(float(sim.state.accel[k])))
+        steps.append(step)
+        if keep:  # at the next control point it has that point's speed
+            path = sim._scripted.paths[0]
+            while sim._scripted.progress.distance[0] < path.knots[4]:
+                sim.step()
+            assert sim._scripted.progress.segment[0] == 4
+            assert sim.state.speed[k] == pytest.approx(path.speeds[4], abs=0.5)
+    assert steps[0] > 100.0
+    assert steps[1] < 5.0

@@ -341,6 +341,24 @@ BAD = [
         "t.yaml:7: sensors[0].vehicle: the id 1 is objects[0]; a driver sensor needs a "
         "vehicle: 'ego' or a traffic vehicle's id",
     ),
+    # Dependent objects: what only they take.
+    (
+        EGO + "objects:\n" + PATH + "    max_speed: 3\n",
+        "t.yaml:6: objects[0].max_speed: 'max_speed' is for dependent objects: it needs a "
+        "'target_point'",
+    ),
+    (
+        EGO + "objects:\n" + PATH + "    keep_timed_speed: true\n",
+        "t.yaml:6: objects[0].keep_timed_speed: 'keep_timed_speed' is for dependent objects",
+    ),
+    (
+        EGO + "objects:\n  - type: path\n    path:\n      - {x: 20, y: -5.75, speed: 3}\n"
+        "      - {x: 50, y: -5.75, speed: 0, wait: 1}\n      - {x: 60, y: -5.75, speed: 3}\n"
+        "    target_point: 1\n    keep_timed_speed: true\n"
+        "    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:10: objects[0].keep_timed_speed: the object waits at its target point "
+        "(path[1].wait): it cannot keep its speed through it",
+    ),
 ]
 
 

@@ -20,8 +20,10 @@ phase, and another in its controller phase:
    controller's time to go, that is its distance to go over its speed, the distance
    measured the way the controller will drive (`roadsim.agents.arrival`). A controller
    that stands, moves away, has passed its target or is gone gives speed 0: the object
-   stops and waits, and never moves backwards. ``max_accel`` and ``max_decel`` bound the
-   change of that speed. From the target point on it drives the control points' speeds.
+   stops and waits, and never moves backwards. ``max_speed`` caps that speed (the object
+   then arrives late); ``max_accel`` and ``max_decel`` bound its change. From the target
+   point on it drives the control points' speeds; with ``keep_timed_speed`` the segment
+   after the target point starts from the speed it arrived with instead of the point's.
 3. **Pose**: the point and heading of the spline at the distance driven; the height of the
    road surface under it (held over gaps); and, as the starting guess of the simulation's
    lane localisation, the lane under the path there.
@@ -127,8 +129,10 @@ class Scripts(NamedTuple):
     target_section: IntArray  # -1: the target is on no lane
     target_s: FloatArray
     target_along: FloatArray  # along the controlling object's path (m); NaN: none
+    max_speed: FloatArray
     max_accel: FloatArray
     max_decel: FloatArray
+    keep_speed: BoolArray
 
 
 class Progress(NamedTuple):
@@ -142,6 +146,7 @@ class Progress(NamedTuple):
     cursor: IntArray  # its sample interval (an index into the samples)
     wait_left: FloatArray  # s still to stand at a point
     synced: BoolArray  # a dependent object before its target point
+    exit_speed: FloatArray  # the speed it kept through its target point (NaN: none)
 
     @classmethod
     def start(cls, m: int, first_sample: IntArray, dependent: BoolArray) -> Progress:
@@ -154,6 +159,7 @@ class Progress(NamedTuple):
             cursor=first_sample.copy(),
             wait_left=np.zeros(m),
             synced=dependent.copy(),
+            exit_speed=np.full(m, np.nan),
         )
 
 
@@ -203,8 +209,10 @@ class ScriptedObjects:
             target_section=np.asarray(controls.target_section, dtype=np.int64),
             target_s=np.asarray(controls.target_s, dtype=np.float64),
             target_along=_along_controllers(controls, geometries),
+            max_speed=np.array([o.max_speed or np.inf for o in objects], dtype=np.float64),
             max_accel=np.array([o.max_accel or np.inf for o in objects], dtype=np.float64),
             max_decel=np.array([o.max_decel or np.inf for o in objects], dtype=np.float64),
+            keep_speed=np.array([o.keep_timed_speed for o in objects], dtype=bool),
         )
         first_sample = self.tables.sample_first[self.tables.seg_first]
         self.progress = Progress.start(m, first_sample, self.scripts.target_point >= 0)
@@ -310,7 +318,8 @@ def _sync_speed(
     y: FloatArray, heading: FloatArray, speed: FloatArray, uid: IntArray, s: FloatArray,
 ) -> float:  # fmt: skip
     """The speed that brings dependent object ``i`` to its target point when its
-    controller reaches its target (0 if the controller is not getting there)."""
+    controller reaches its target (0 if the controller is not getting there), at most
+    its ``max_speed``."""
     c = sc.controller[i]
     if c < 0 or not active[c] or ident[c] != sc.controller_id[i] or speed[c] <= 0.0:
         return 0.0
@@ -328,7 +337,16 @@ def _sync_speed(
     if to_go <= 0.0:
         return 0.0
     left = tb.knots[tb.point_first[i] + sc.target_point[i]] - pr.distance[i]
-    return float(max(left, 0.0) * speed[c] / to_go)
+    return float(min(max(left, 0.0) * speed[c] / to_go, sc.max_speed[i]))
+
+
+@njit_leaf
+def _point_speed(tb: PathTables, sc: Scripts, pr: Progress, i: int, j: int) -> float:
+    """The speed of object ``i`` at its control point ``j``: the point's, or at its target
+    point the speed it kept through it (``keep_timed_speed``)."""
+    if j == sc.target_point[i] and not math.isnan(pr.exit_speed[i]):
+        return float(pr.exit_speed[i])
+    return float(tb.speeds[tb.point_first[i] + j])
 
 
 @njit_loop
@@ -394,6 +412,8 @@ def _tick(
                 pr.segment[i] = min(target, last - 1)
                 pr.synced[i] = False
                 pr.wait_left[i] = tb.waits[first + target] if target < last else 0.0
+                if sc.keep_speed[i]:
+                    pr.exit_speed[i] = v
             else:
                 pr.distance[i] += v * tau
                 tau = 0.0
@@ -412,7 +432,7 @@ def _tick(
                 j = pr.segment[i]
                 if pr.distance[i] >= length:
                     break
-                v0, v1 = tb.speeds[first + j], tb.speeds[first + j + 1]
+                v0, v1 = _point_speed(tb, sc, pr, i, j), tb.speeds[first + j + 1]
                 start = tb.knots[first + j]
                 seg_len = tb.knots[first + j + 1] - start
                 into = pr.distance[i] - start
@@ -429,7 +449,7 @@ def _tick(
             j = pr.segment[i]
             start = tb.knots[first + j]
             v = segment_speed(
-                tb.speeds[first + j],
+                _point_speed(tb, sc, pr, i, j),
                 tb.speeds[first + j + 1],
                 tb.knots[first + j + 1] - start,
                 pr.distance[i] - start,
@@ -503,6 +523,7 @@ def _lifecycle(
         pr.cursor[i] = tb.sample_first[tb.seg_first[i]]
         pr.wait_left[i] = tb.waits[first]
         pr.synced[i] = sc.target_point[i] >= 0
+        pr.exit_speed[i] = np.nan
         active[k] = True
         v = tb.speeds[first]
         if pr.synced[i]:

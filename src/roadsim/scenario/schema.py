@@ -547,7 +547,10 @@ class PathObject(_Strict):
     speed is the point's as the object passes it and linear in the distance travelled in
     between (see `roadsim.scenario.paths`). With ``target_point`` it is a *dependent*
     object: until it reaches that point its speed is set so that it arrives there when
-    its ``controller`` arrives at ``controller_target``.
+    its ``controller`` arrives at ``controller_target``: its speed is its path length left
+    over the controller's time to go, at most ``max_speed``; with ``keep_timed_speed`` it
+    keeps that speed through the target point and changes it to the next point's along
+    the next segment, instead of taking the target point's speed at once.
 
     Lifecycle: the object exists while the ego is within ``creation_radius`` of it (of its
     first point before it exists; 0: always); it is created once the ego has been inside
@@ -581,15 +584,27 @@ class PathObject(_Strict):
     controller_target: Position | None = Field(
         default=None, description="Where the controller arrives"
     )
+    max_speed: float | None = Field(
+        default=None,
+        gt=0,
+        description="m/s, the most its timed speed may be (it arrives late rather than faster)",
+    )
     max_accel: float | None = Field(default=None, gt=0, description="m/s^2, while in sync")
     max_decel: float | None = Field(default=None, gt=0, description="m/s^2, while in sync")
+    keep_timed_speed: bool = Field(
+        default=False,
+        description="Keep the timed speed through the target point, and change it to the "
+        "next point's speed along the next segment (default: take the target point's speed "
+        "at once)",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         n = len(self.path)
         if self.target_point is None:
-            for key in ("controller", "controller_target", "max_accel", "max_decel"):
-                if getattr(self, key) is not None:
+            keys = ("controller", "controller_target", "max_speed", "max_accel", "max_decel")
+            for key in (*keys, "keep_timed_speed"):
+                if getattr(self, key) not in (None, False):
                     raise at_path(
                         (key,), f"'{key}' is for dependent objects: it needs a 'target_point'"
                     )
@@ -602,6 +617,12 @@ class PathObject(_Strict):
                 )
             if self.controller_target is None:
                 raise at_path(("target_point",), "a 'target_point' needs a 'controller_target'")
+            if self.keep_timed_speed and self.path[self.target_point].wait > 0:
+                raise at_path(
+                    ("keep_timed_speed",),
+                    f"the object waits at its target point (path[{self.target_point}].wait): "
+                    "it cannot keep its speed through it",
+                )
         # Between two points at rest nothing would ever move it (before the target point
         # of a dependent object, the points' speeds do not count).
         for i in range((self.target_point or 0), n - 1):
