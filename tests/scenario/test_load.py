@@ -341,7 +341,7 @@ BAD = [
         "t.yaml:7: sensors[0].vehicle: the id 1 is objects[0]; a driver sensor needs a "
         "vehicle: 'ego' or a traffic vehicle's id",
     ),
-    # Dependent objects: what only they take.
+    # Dependent objects: what only they take, and no wait before the target point.
     (
         EGO + "objects:\n" + PATH + "    max_speed: 3\n",
         "t.yaml:6: objects[0].max_speed: 'max_speed' is for dependent objects: it needs a "
@@ -350,6 +350,14 @@ BAD = [
     (
         EGO + "objects:\n" + PATH + "    keep_timed_speed: true\n",
         "t.yaml:6: objects[0].keep_timed_speed: 'keep_timed_speed' is for dependent objects",
+    ),
+    (
+        EGO + "objects:\n  - type: path\n    path:\n"
+        "      - {x: 20, y: -5.75, speed: 0, wait: 2}\n      - {x: 50, y: -5.75, speed: 3}\n"
+        "    target_point: 1\n    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:6: objects[0].path[0].wait: a wait before the target point (path[1]) would be "
+        "ignored: until it gets there a dependent object moves as its controller's timing "
+        "says; wait at the target point or after it",
     ),
     (
         EGO + "objects:\n  - type: path\n    path:\n      - {x: 20, y: -5.75, speed: 3}\n"

@@ -487,7 +487,10 @@ class _PathPoint(_Strict):
         "neighbouring points)",
     )
     wait: float = Field(
-        default=0.0, ge=0, description="Time to stand at the point (s); needs speed 0"
+        default=0.0,
+        ge=0,
+        description="Time to stand at the point (s); needs speed 0, and for a dependent "
+        "object a point from its target point on",
     )
 
     @model_validator(mode="after")
@@ -617,6 +620,16 @@ class PathObject(_Strict):
                 )
             if self.controller_target is None:
                 raise at_path(("target_point",), "a 'target_point' needs a 'controller_target'")
+            # Before its target point a dependent object drives the controller's timing,
+            # not the points' speeds: a wait there would never be stood.
+            for i in range(self.target_point):
+                if self.path[i].wait > 0:
+                    raise at_path(
+                        ("path", i, "wait"),
+                        f"a wait before the target point (path[{self.target_point}]) would be "
+                        "ignored: until it gets there a dependent object moves as its "
+                        "controller's timing says; wait at the target point or after it",
+                    )
             if self.keep_timed_speed and self.path[self.target_point].wait > 0:
                 raise at_path(
                     ("keep_timed_speed",),
