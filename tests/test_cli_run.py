@@ -79,6 +79,24 @@ def test_bad_scenario_is_a_clear_error(tmp_path: Path) -> None:
         assert "Traceback" not in proc.stderr
 
 
+def test_actor_ids_that_name_no_actor_are_located_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "ids.yaml"
+    bad.write_text(
+        "map: highway\nego: {spawn: {road: 1, lane: -3, s: 20}}\nobjects:\n"
+        "  - type: path\n    path: [{x: 20, y: -9, speed: 3}, {x: 50, y: -9, speed: 3}]\n"
+        "    target_point: 1\n    controller: 99\n    controller_target: {x: 100, y: -7.6}\n"
+        "sensors:\n  - {type: driver, vehicle: 42}\n"
+    )
+    for command in (["run", str(bad)], ["scenario", "check", str(bad)]):
+        proc = run(*command)
+        assert proc.returncode == 2
+        assert proc.stderr.splitlines() == [
+            f"roadsim: error: {bad}:7: objects[0].controller: no actor has the id 99 "
+            "(ids: ego 0, objects 1)",
+            f"{bad}:10: sensors[0].vehicle: no actor has the id 42 (ids: ego 0, objects 1)",
+        ]
+
+
 def test_bad_duration_is_a_usage_error() -> None:
     proc = run("run", "town", "--duration", "-1")
     assert proc.returncode == 2

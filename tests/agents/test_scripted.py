@@ -20,6 +20,7 @@ from roadsim.scenario.paths import SAMPLE_SPACING
 from roadsim.scenario.schema import validate_data
 from roadsim.sim.simulation import EgoCommand
 from roadsim.world.state import SCRIPTED_OBJECT
+from tests.agents.roundabout import arc_length, roundabout
 
 LANE_Y = {-2: -3.875, -3: -7.625, -4: -11.375}
 
@@ -413,3 +414,176 @@ def test_builtin_dependent_objects_arrive_with_the_ego_at_any_speed(
         # The ego then gets past without touching it.
         sim.run(20.0)
         assert sim.events == [], (name, speed)
+
+
+# -- dependent objects: where the controller drives -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def roundabout_map(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("maps") / "roundabout.xodr"
+    roundabout().write(path)
+    return str(path)
+
+
+def crossing_on_arm_a3(**extra: Any) -> dict[str, Any]:
+    """A pedestrian that crosses the exit arm a3 of the roundabout 15 m from the ring,
+    timed to reach the kerb (point 1) when its controller reaches 3/4 of ring arc r2."""
+    return {
+        "type": "path",
+        "name": "walker",
+        "kind": "pedestrian",
+        "path": [
+            {"road": "a3", "lane": 2, "s": 35, "speed": 1.4},
+            {"road": "a3", "lane": 2, "s": 45, "t": 0.6, "speed": 1.4},
+            {"road": "a3", "lane": -2, "s": 45, "t": -0.6, "speed": 1.4, "tangent": [1, 0]},
+            {"road": "a3", "lane": -2, "s": 50, "speed": 1.4},
+        ],
+        "target_point": 1,
+        "controller_target": {"road": "r2", "lane": -1, "s": 0.75 * arc_length()},
+        **extra,
+    }
+
+
+def arrivals(sim: Simulation, controller: int, obj: int = 0) -> tuple[int, int, float]:
+    """Runs until both the controller and the dependent object ``obj`` arrived; returns
+    the frames they arrived at and the object's top speed on its way. The controller
+    arrives where it passes its target: close to it, the target no longer ahead."""
+    spec = sim._scripted.objects[obj]
+    assert spec.controller_target is not None
+    target = resolve_spawn(spec.controller_target, sim.net)
+    k, st = slot_of(sim, obj), sim.state
+    controller_at = object_at = None
+    top = 0.0
+    while sim.frame < round(60.0 / sim.dt) and (controller_at is None or object_at is None):
+        sim.step()
+        dx, dy = target.x - st.x[controller], target.y - st.y[controller]
+        ahead = dx * math.cos(st.heading[controller]) + dy * math.sin(st.heading[controller])
+        if controller_at is None and math.hypot(dx, dy) < 6.0 and ahead <= 0.0:
+            controller_at = sim.frame
+        if object_at is None:
+            top = max(top, float(st.speed[k]))
+            if not sim._scripted.progress.synced[obj]:
+                object_at = sim.frame
+    assert controller_at is not None and object_at is not None
+    return controller_at, object_at, top
+
+
+@pytest.mark.parametrize("speed", [6.0, 10.0])
+def test_arrival_is_measured_along_the_route_round_a_roundabout(
+    roundabout_map: str, speed: float
+) -> None:
+    # The ego enters from arm a0 and drives 3/4 of the way round before its target. Its
+    # distance to the target along its heading went negative (the pedestrian stood) and
+    # then far too small: the pedestrian ran at up to 10.7 m/s and arrived 10 to 14 s
+    # early. Along the ego's route it walks and arrives in the same tick.
+    sim = Simulation(
+        validate_data(
+            {
+                "map": roundabout_map,
+                "ego": {
+                    "spawn": {"road": "a0", "lane": -1, "s": 5},
+                    "speed": speed,
+                    "desired_speed": speed,
+                },
+                "objects": [crossing_on_arm_a3()],
+            },
+            "test",
+        )
+    )
+    assert sim.ego_slot is not None
+    ego_at, walker_at, top = arrivals(sim, sim.ego_slot)
+    assert abs(walker_at - ego_at) <= 1
+    assert top <= 1.4 + 1e-9
+
+
+def test_a_scripted_controller_is_measured_along_its_path(roundabout_map: str) -> None:
+    # A scripted car drives round the ring from r0 to r3 at 8 m/s; the pedestrian is
+    # timed to it: along the car's path it arrives with it.
+    ring = [
+        {"road": road, "lane": -1, "s": s * arc_length(), "speed": 8.0}
+        for road in ("r0", "r1", "r2", "r3")
+        for s in (0.1, 0.5, 0.9)
+    ]
+    car = {"type": "path", "name": "car", "kind": "car", "path": ring}
+    sim = Simulation(
+        validate_data(
+            {
+                "map": roundabout_map,
+                "objects": [crossing_on_arm_a3(controller="car"), car],
+            },
+            "test",
+        )
+    )
+    car_slot = slot_of(sim, 1)
+    assert sim._scripted.scripts.controller[0] == car_slot
+    car_at, walker_at, top = arrivals(sim, car_slot)
+    assert abs(walker_at - car_at) <= 1
+    assert top <= 1.4 + 1e-9
+
+
+def test_a_controller_whose_slot_holds_another_actor_is_gone() -> None:
+    # (a vehicle that left the map frees its slot for a new vehicle with a new id)
+    sim = dependent_sim(20.0, 20.0)
+    sim.drive_ego(EgoCommand(accel=0.0))
+    sim.run(1.0)
+    k, ego = slot_of(sim), sim.ego_slot
+    assert ego is not None and sim.state.speed[k] > 0.0
+    sim.state.id[ego] = 1000
+    sim.run(3.0)
+    assert sim.state.speed[k] == 0.0
+
+
+def test_max_speed_caps_the_timed_speed() -> None:
+    # 80 m of path to its target while the ego is 4 s from its own: timed to 20 m/s. A
+    # pedestrian's max_speed keeps it walking; it then arrives late.
+    walker = {
+        "type": "path",
+        "kind": "pedestrian",
+        "path": [on_lane(-4, 150.0, 1.4), on_lane(-4, 230.0, 1.4), on_lane(-4, 240.0, 1.4)],
+        "target_point": 1,
+        "controller_target": {"road": "1", "lane": -3, "s": 120.0},
+    }
+    timed = []
+    for extra in ({}, {"max_speed": 2.5}):
+        sim = sim_of(ego=ego_at(20.0, 25.0), objects=[walker | extra])
+        sim.drive_ego(EgoCommand(accel=0.0))
+        k = slot_of(sim)
+        top = 0.0
+        for _ in range(round(4.0 / sim.dt)):
+            sim.step()
+            top = max(top, float(sim.state.speed[k]))
+        timed.append(top)
+    assert timed[0] == pytest.approx(20.0, abs=0.5)
+    assert timed[1] == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("ego_speed", [15.0, 20.0])
+def test_keep_timed_speed_carries_the_speed_through_the_target_point(ego_speed: float) -> None:
+    # The cut-in car is timed to 12 to 17 m/s; its target point says 22 m/s. It took
+    # that speed in one tick (105 to 187 m/s^2); keeping its speed, it changes it
+    # along the next segment, and still arrives with the ego.
+    scenario = load_scenario("cut-in")
+    assert scenario.ego is not None
+    ego_spec = scenario.ego.model_copy(update={"speed": ego_speed, "desired_speed": ego_speed})
+    steps = []
+    for keep in (False, True):
+        car = scenario.objects[0].model_copy(update={"keep_timed_speed": keep})
+        sim = Simulation(scenario.model_copy(update={"ego": ego_spec, "objects": (car,)}))
+        assert sim.ego_slot is not None
+        ego_at, car_at, _ = arrivals(sim, sim.ego_slot)
+        assert abs(car_at - ego_at) <= 1
+        k = slot_of(sim)
+        step = abs(float(sim.state.accel[k]))
+        for _ in range(3):
+            sim.step()
+            step = max(step, abs(float(sim.state.accel[k])))
+        steps.append(step)
+        if keep:  # at the next control point it has that point's speed
+            path = sim._scripted.paths[0]
+            while sim._scripted.progress.distance[0] < path.knots[4]:
+                sim.step()
+            assert sim._scripted.progress.segment[0] == 4
+            assert sim.state.speed[k] == pytest.approx(path.speeds[4], abs=0.5)
+    assert steps[0] > 100.0
+    assert steps[1] < 5.0

@@ -21,6 +21,9 @@ from roadsim.scenario import (
 from roadsim.scenario.load import MAX_YAML_VALUES
 from roadsim.scenario.schema import RoadPosition, WorldPosition
 
+EGO = "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\n"
+PATH = "  - type: path\n    path: [{x: 20, y: -5.75, speed: 3}, {x: 50, y: -5.75, speed: 3}]\n"
+
 # (YAML text, a fragment of the message: file, line, key path and what was expected).
 # Road 1 of the built-in highway is 300 m long with lanes 5..-5 (+-1 median, +-5
 # shoulder); road 4 is the on-ramp with lanes -1 (onRamp) and -2 (shoulder).
@@ -39,7 +42,7 @@ BAD = [
     ),
     (
         "map: highway\nobjects:\n  - type: box\n    position: {x: 1, y: 2}\n    colour: red\n",
-        "t.yaml:5: objects[0].colour: unknown key (expected type, id, position or size)",
+        "t.yaml:5: objects[0].colour: unknown key (expected type, name, position or size)",
     ),
     ("map: highway\nduration: '10'\n", "t.yaml:2: duration: expected a number, got '10'"),
     ("map: highway\nseed: 1.5\n", "t.yaml:2: seed: expected an integer, got 1.5"),
@@ -254,9 +257,9 @@ BAD = [
         "t.yaml:5: objects[0].size: expected at least 3 items, got 2",
     ),
     (
-        "map: highway\nobjects:\n  - {type: cone, id: a, position: {x: 50, y: -7.6}}\n"
-        "  - {type: cone, id: a, position: {x: 60, y: -7.6}}\n",
-        "t.yaml:2: objects: objects[1] has the id 'a' of objects[0]",
+        "map: highway\nobjects:\n  - {type: cone, name: a, position: {x: 50, y: -7.6}}\n"
+        "  - {type: cone, name: a, position: {x: 60, y: -7.6}}\n",
+        "t.yaml:4: objects[1].name: objects[0] has the name 'a' already",
     ),
     (
         "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nsensors:\n"
@@ -277,6 +280,92 @@ BAD = [
         "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nsensors:\n"
         "  - {type: driver}\n  - {type: driver, vehicle: 3}\n",
         "t.yaml:3: sensors: sensors[1] has the name 'driver' of sensors[0]",
+    ),
+    # Names.
+    (
+        "map: highway\nobjects:\n  - {type: cone, id: c, position: {x: 50, y: -7.6}}\n",
+        "t.yaml:3: objects[0].id: unknown key ('id' is now 'name': a string to look the actor "
+        "up by (actor ids are the integers the simulation gives))",
+    ),
+    (
+        "map: highway\nobjects:\n  - {type: cone, name: 7, position: {x: 50, y: -7.6}}\n",
+        "t.yaml:3: objects[0].name: expected a string, got 7",
+    ),
+    (
+        "map: highway\nobjects:\n  - {type: cone, name: ego, position: {x: 50, y: -7.6}}\n",
+        "t.yaml:3: objects[0].name: 'ego' is the ego's name; give the object another",
+    ),
+    # Actor ids and names that controllers and sensors give (the ego is actor 0, the
+    # objects follow; the highway has no map objects).
+    (
+        EGO + "objects:\n" + PATH + "    target_point: 1\n    controller: 99\n"
+        "    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:7: objects[0].controller: no actor has the id 99 (ids: ego 0, objects 1)",
+    ),
+    (
+        EGO + "traffic: {count: 5}\nobjects:\n" + PATH + "    target_point: 1\n"
+        "    controller: 7\n    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:8: objects[0].controller: no actor has the id 7 (ids: ego 0, objects 1, "
+        "traffic 2-6)",
+    ),
+    (
+        EGO + "objects:\n" + PATH + "    target_point: 1\n    controller: 1\n"
+        "    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:7: objects[0].controller: the id 1 is this object's own: it cannot control itself",
+    ),
+    (
+        EGO
+        + "objects:\n  - {type: cone, position: {x: 50, y: -9}}\n"
+        + PATH
+        + "    target_point: 1\n    controller: 1\n    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:8: objects[1].controller: the id 1 is objects[0], a cone, which never moves; "
+        "a controller must be the ego, a vehicle or a scripted object",
+    ),
+    (
+        EGO
+        + "objects:\n  - {type: cone, name: c, position: {x: 50, y: -9}}\n"
+        + PATH
+        + "    target_point: 1\n    controller: c\n    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:8: objects[1].controller: 'c' is objects[0], a cone, which never moves",
+    ),
+    (
+        EGO + "sensors:\n  - {type: driver, vehicle: 42}\n",
+        "t.yaml:4: sensors[0].vehicle: no actor has the id 42 (ids: ego 0)",
+    ),
+    (
+        EGO + "traffic: {density: 1}\nsensors:\n  - {type: driver, vehicle: 500}\n",
+        "t.yaml:5: sensors[0].vehicle: no actor has the id 500 (ids: ego 0, traffic 1-14)",
+    ),
+    (
+        EGO + "objects:\n" + PATH + "sensors:\n  - {type: driver, vehicle: 1}\n",
+        "t.yaml:7: sensors[0].vehicle: the id 1 is objects[0]; a driver sensor needs a "
+        "vehicle: 'ego' or a traffic vehicle's id",
+    ),
+    # Dependent objects: what only they take, and no wait before the target point.
+    (
+        EGO + "objects:\n" + PATH + "    max_speed: 3\n",
+        "t.yaml:6: objects[0].max_speed: 'max_speed' is for dependent objects: it needs a "
+        "'target_point'",
+    ),
+    (
+        EGO + "objects:\n" + PATH + "    keep_timed_speed: true\n",
+        "t.yaml:6: objects[0].keep_timed_speed: 'keep_timed_speed' is for dependent objects",
+    ),
+    (
+        EGO + "objects:\n  - type: path\n    path:\n"
+        "      - {x: 20, y: -5.75, speed: 0, wait: 2}\n      - {x: 50, y: -5.75, speed: 3}\n"
+        "    target_point: 1\n    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:6: objects[0].path[0].wait: a wait before the target point (path[1]) would be "
+        "ignored: until it gets there a dependent object moves as its controller's timing "
+        "says; wait at the target point or after it",
+    ),
+    (
+        EGO + "objects:\n  - type: path\n    path:\n      - {x: 20, y: -5.75, speed: 3}\n"
+        "      - {x: 50, y: -5.75, speed: 0, wait: 1}\n      - {x: 60, y: -5.75, speed: 3}\n"
+        "    target_point: 1\n    keep_timed_speed: true\n"
+        "    controller_target: {x: 100, y: -5.75}\n",
+        "t.yaml:10: objects[0].keep_timed_speed: the object waits at its target point "
+        "(path[1].wait): it cannot keep its speed through it",
     ),
 ]
 

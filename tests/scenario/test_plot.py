@@ -31,7 +31,7 @@ ego:
   spawn: {road: 1, lane: 1, s: 110}
 objects:
   - type: path
-    id: walker
+    name: walker
     kind: pedestrian
     creation_radius: 80
     target_point: 1
@@ -180,7 +180,7 @@ ego:
   spawn: {road: 1, lane: -1, s: 40}
 objects:
   - type: path
-    id: a-rather-long-name
+    name: a-rather-long-name
     kind: pedestrian
     path:
       - {road: 1, lane: -1, s: 40, speed: 1.0}
@@ -190,7 +190,7 @@ objects:
       - {road: 1, lane: -1, s: 44, speed: 1.0}
       - {road: 1, lane: -1, s: 45, speed: 1.0}
   - type: cone
-    id: cone
+    name: cone
     position: {road: 1, lane: 1, s: 42}
 """
 

@@ -51,9 +51,9 @@ traffic:
   politeness: 0.5
   keep_right: false
 objects:
-  - {type: cone, id: c1, position: {road: 1, lane: -2, s: 150, t: 0.5}}
+  - {type: cone, name: c1, position: {road: 1, lane: -2, s: 150, t: 0.5}}
   - {type: box, position: {x: 200, y: -11.375, heading: 0.1}, size: [2, 1, 0.5]}
-  - {type: barrier, id: 7, position: {road: 2, lane: -4, s: 10}}
+  - {type: barrier, name: "7", position: {road: 2, lane: -4, s: 10}}
 sensors:
   - {type: driver, name: front, visibility: 150}
 """
@@ -183,7 +183,7 @@ def test_round_trip() -> None:
     again = parse_scenario(text)
     assert again == scenario
     assert again.sensors[0] == DriverSensorSpec(type="driver", name="front", visibility=150.0)
-    assert again.objects[2].id == "7"
+    assert again.objects[2].name == "7"
 
 
 @pytest.mark.parametrize(

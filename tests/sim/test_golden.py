@@ -17,12 +17,13 @@ from roadsim import Simulation
 TICKS = 200
 
 #: sha256 of every `WorldState` array after each tick, in field order (first 16 hex
-#: digits). Last changed when steering began to read the lane ahead by the steering lag.
+#: digits). Last changed when steering began to read the lane ahead by the steering lag
+#: and dependent objects began to measure their controller along its route.
 GOLDEN = {
     "highway": "c668bf5b24c16e75",
     "town": "c35a5d5e77912303",
-    "crossing": "3403f154b4d9cd6e",
-    "cut-in": "4d91c09467b5c8c0",
+    "crossing": "8473596eb0e4d222",
+    "cut-in": "d9dc7eaebe49c819",
 }
 
 

@@ -12,8 +12,14 @@ import pytest
 
 from roadsim import EgoCommand, Simulation
 from roadsim._jit import always_split
-from roadsim.errors import ArgumentError, ArgumentTypeError, ScenarioError
-from roadsim.scenario.load import builtin_scenarios
+from roadsim.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    QueryError,
+    ScenarioError,
+    TrafficWarning,
+)
+from roadsim.scenario.load import builtin_scenarios, load_scenario
 from roadsim.scenario.schema import validate_data
 from roadsim.world.state import VEHICLE
 from roadsim.world.traffic_lights import GREEN, RED
@@ -368,3 +374,93 @@ def test_a_map_without_lane_links_simulates(tmp_path: Path) -> None:
     assert view.geometry_information.lane_ego.distance_to_end_of_lane == pytest.approx(
         200.0 - float(sim.state.s[sim.ego_slot]) - 2.3, abs=0.05
     )
+
+
+# -- actors by name or id ------------------------------------------------------------------------
+
+
+def test_actors_are_found_by_name_or_id() -> None:
+    walker = {
+        "type": "path",
+        "name": "walker",
+        "kind": "pedestrian",
+        "path": [{"road": 1, "lane": -4, "s": 100, "speed": 1}, {"x": 110, "y": -30, "speed": 1}],
+        "creation_radius": 30,
+    }
+    sim = scenario(
+        map="highway",
+        ego={"spawn": {"road": 1, "lane": -3, "s": 20}, "speed": 10},
+        objects=[{"type": "cone", "name": "c1", "position": {"x": 60, "y": -11.375}}, walker],
+        traffic={"count": 3},
+    )
+    ego = sim.actor("ego")
+    assert (ego.id, ego.name, ego.kind, ego.model) == (0, "ego", "vehicle", "car")
+    assert (ego.road, ego.lane, ego.active, ego.frame) == ("1", -3, True, 0)
+    assert ego.speed == 10.0 and ego == sim.actor(0)
+    cone = sim.actor("c1")
+    assert (cone.id, cone.kind, cone.model, cone.x) == (1, "static_object", "cone", 60.0)
+    # The pedestrian exists once the ego is within 30 m of its first point.
+    assert sim.actor("walker") == sim.actor(2) and not sim.actor("walker").active
+    assert sim.actor("walker").model == "pedestrian"
+    while not sim.actor("walker").active:
+        sim.step()
+    assert sim.actor("walker").frame == sim.frame and sim.actor("walker").speed == 1.0
+    traffic = sim.actor(3)
+    assert traffic.name is None and traffic.kind == "vehicle"
+    with pytest.raises(
+        QueryError, match=r"no actor named 'walkr' \(names: 'ego', 'c1', 'walker'\)"
+    ):
+        sim.actor("walkr")
+    with pytest.raises(QueryError, match="no actor has the id 99"):
+        sim.actor(99)
+    for bad in (True, 1.5):
+        with pytest.raises(ArgumentTypeError, match=r"key: expected a name \(a string\) or an"):
+            sim.actor(bad)  # type: ignore[arg-type]
+
+
+def test_a_controller_is_named_or_given_by_id() -> None:
+    def dependent(**extra: Any) -> dict[str, Any]:
+        return {
+            "type": "path",
+            "path": [
+                {"road": 1, "lane": -4, "s": 10, "speed": 5},
+                {"x": 150, "y": -11.375, "speed": 5},
+            ],
+            "target_point": 1,
+            "controller_target": {"road": 1, "lane": -2, "s": 200},
+            **extra,
+        }
+
+    lead = {
+        "type": "path",
+        "name": "lead",
+        "path": [
+            {"road": 1, "lane": -2, "s": 40, "speed": 15},
+            {"x": 290, "y": -3.875, "speed": 15},
+        ],
+    }
+    for ref in ("lead", 2):
+        sim = scenario(
+            map="highway",
+            ego={"spawn": {"road": 1, "lane": -3, "s": 20}},
+            objects=[dependent(controller=ref), lead],
+        )
+        assert sim._scripted.scripts.controller[0] == sim._scripted.scripts.slot[1]
+        assert sim.actor("lead").id == 2
+
+
+def test_a_traffic_vehicle_that_found_no_room_is_a_located_error(tmp_path: Path) -> None:
+    # Loading checks every id that the scenario and the map decide; whether traffic
+    # vehicle 250 of 300 asked for finds room on the ring (it holds about 60) is known
+    # once it is placed.
+    path = tmp_path / "crowded.yaml"
+    path.write_text(
+        "map: ring\nego: {spawn: {road: 1, lane: -1, s: 10}}\ntraffic: {count: 300}\n"
+        "sensors:\n  - {type: driver, vehicle: 250}\n"
+    )
+    located = rf"^{path}:5: sensors\[0\]\.vehicle: no vehicle has "
+    with pytest.warns(TrafficWarning), pytest.raises(ScenarioError, match=located):
+        Simulation(path)
+    scenario_ = load_scenario(path).with_overrides(seed=3)  # as `roadsim run --seed 3` does
+    with pytest.warns(TrafficWarning), pytest.raises(ScenarioError, match=located):
+        Simulation(scenario_)

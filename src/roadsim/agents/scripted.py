@@ -17,11 +17,13 @@ phase, and another in its controller phase:
    (segment by segment, standing out ``wait`` at points of speed 0). A dependent object,
    until it reaches its ``target_point``, moves at the speed that brings it there when its
    controller reaches ``controller_target``: the path length left divided by the
-   controller's time to go, that is its distance to the target along its own heading over
-   its speed. A controller that stands, moves away, has passed its target or is gone gives
-   speed 0: the object stops and waits, and never moves backwards. ``max_accel`` and
-   ``max_decel`` bound the change of that speed. From the target point on it drives the
-   control points' speeds.
+   controller's time to go, that is its distance to go over its speed, the distance
+   measured the way the controller will drive (`roadsim.agents.arrival`). A controller
+   that stands, moves away, has passed its target or is gone gives speed 0: the object
+   stops and waits, and never moves backwards. ``max_speed`` caps that speed (the object
+   then arrives late); ``max_accel`` and ``max_decel`` bound its change. From the target
+   point on it drives the control points' speeds; with ``keep_timed_speed`` the segment
+   after the target point starts from the speed it arrived with instead of the point's.
 3. **Pose**: the point and heading of the spline at the distance driven; the height of the
    road surface under it (held over gaps); and, as the starting guess of the simulation's
    lane localisation, the lane under the path there.
@@ -35,7 +37,8 @@ from typing import NamedTuple
 import numpy as np
 
 from roadsim._jit import njit_leaf, njit_loop
-from roadsim._types import BoolArray, FloatArray, IntArray
+from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
+from roadsim.agents.arrival import RouteCache, lane_arcs, route_left, straight_ahead
 from roadsim.scenario.paths import (
     PathGeometry,
     advance,
@@ -45,6 +48,7 @@ from roadsim.scenario.paths import (
     time_to_end,
 )
 from roadsim.scenario.schema import PathObject
+from roadsim.world.lane_kernels import LaneArrays
 from roadsim.world.state import WorldState
 
 # Lifecycle states (`ScriptedObjects.status`).
@@ -79,6 +83,35 @@ class PathTables(NamedTuple):
     sample_s: FloatArray
 
 
+class Controls(NamedTuple):
+    """Per object, who controls it and where that one arrives (-1 and NaN for regular
+    objects and where there is no such thing).
+
+    Attributes:
+        slot, id: The controller's actor slot and id (the slot of a vehicle that left the
+            map may hold another vehicle later: the id tells).
+        object: The controller's index among the scripted objects, if it is one.
+        target_x, target_y: The controller's target (m).
+        target_section: The lane section of the target (`RoadNetwork.lanes`).
+        target_s: The target's road s (m).
+    """
+
+    slot: IntArray
+    id: IntArray
+    object: IntArray
+    target_x: FloatArray
+    target_y: FloatArray
+    target_section: IntArray
+    target_s: FloatArray
+
+    @classmethod
+    def none(cls, m: int) -> Controls:
+        """No controller for any of ``m`` objects."""
+        minus = np.full(m, -1, dtype=np.int64)
+        return cls(minus, minus.copy(), minus.copy(), np.full(m, np.nan),
+                   np.full(m, np.nan), minus.copy(), np.full(m, np.nan))  # fmt: skip
+
+
 class Scripts(NamedTuple):
     """Per object: its actor slot and what the scenario says of it (inf: no limit)."""
 
@@ -89,10 +122,17 @@ class Scripts(NamedTuple):
     delete_at_end: BoolArray
     target_point: IntArray  # -1: a regular object
     controller: IntArray  # actor slot, -1: none
+    controller_id: IntArray
+    controller_object: IntArray  # index of the scripted object that controls it, -1: none
     target_x: FloatArray
     target_y: FloatArray
+    target_section: IntArray  # -1: the target is on no lane
+    target_s: FloatArray
+    target_along: FloatArray  # along the controlling object's path (m); NaN: none
+    max_speed: FloatArray
     max_accel: FloatArray
     max_decel: FloatArray
+    keep_speed: BoolArray
 
 
 class Progress(NamedTuple):
@@ -106,6 +146,7 @@ class Progress(NamedTuple):
     cursor: IntArray  # its sample interval (an index into the samples)
     wait_left: FloatArray  # s still to stand at a point
     synced: BoolArray  # a dependent object before its target point
+    exit_speed: FloatArray  # the speed it kept through its target point (NaN: none)
 
     @classmethod
     def start(cls, m: int, first_sample: IntArray, dependent: BoolArray) -> Progress:
@@ -118,6 +159,7 @@ class Progress(NamedTuple):
             cursor=first_sample.copy(),
             wait_left=np.zeros(m),
             synced=dependent.copy(),
+            exit_speed=np.full(m, np.nan),
         )
 
 
@@ -127,23 +169,29 @@ class ScriptedObjects:
     Args:
         objects: The scenario's path objects.
         slots: Their actor slots.
-        controllers: Each object's controller slot (-1 for regular objects).
-        targets: Each object's controller target, shape (m, 2) (NaN for regular objects).
+        controls: Their controllers and the controllers' targets.
         geometries: Their paths, built on the simulation's road network.
+        lanes: The simulation's lane tables, along which vehicles that control objects
+            drive to their targets.
     """
 
     def __init__(
         self,
         objects: list[PathObject],
         slots: IntArray,
-        controllers: IntArray,
-        targets: FloatArray,
+        controls: Controls,
         geometries: list[PathGeometry],
+        lanes: LaneArrays,
     ) -> None:
         self.objects = objects
         self.paths = geometries
+        self.lanes = lanes
         m = len(objects)
         self.tables = _concatenate(geometries)
+        on_lanes = (controls.slot >= 0) & (controls.object < 0) & (controls.target_section >= 0)
+        # (the lanes' arc lengths only where a vehicle's route is measured along them)
+        self._arc = lane_arcs(lanes) if on_lanes.any() else np.zeros(1)
+        self._route = RouteCache.empty(m)
         self.scripts = Scripts(
             slot=np.asarray(slots, dtype=np.int64),
             radius=np.array([o.creation_radius for o in objects], dtype=np.float64),
@@ -153,18 +201,27 @@ class ScriptedObjects:
             target_point=np.array(
                 [-1 if o.target_point is None else o.target_point for o in objects], dtype=np.int64
             ),
-            controller=np.asarray(controllers, dtype=np.int64),
-            target_x=np.ascontiguousarray(targets[:, 0], dtype=np.float64),
-            target_y=np.ascontiguousarray(targets[:, 1], dtype=np.float64),
+            controller=np.asarray(controls.slot, dtype=np.int64),
+            controller_id=np.asarray(controls.id, dtype=np.int64),
+            controller_object=np.asarray(controls.object, dtype=np.int64),
+            target_x=np.asarray(controls.target_x, dtype=np.float64),
+            target_y=np.asarray(controls.target_y, dtype=np.float64),
+            target_section=np.asarray(controls.target_section, dtype=np.int64),
+            target_s=np.asarray(controls.target_s, dtype=np.float64),
+            target_along=_along_controllers(controls, geometries),
+            max_speed=np.array([o.max_speed or np.inf for o in objects], dtype=np.float64),
             max_accel=np.array([o.max_accel or np.inf for o in objects], dtype=np.float64),
             max_decel=np.array([o.max_decel or np.inf for o in objects], dtype=np.float64),
+            keep_speed=np.array([o.keep_timed_speed for o in objects], dtype=bool),
         )
         first_sample = self.tables.sample_first[self.tables.seg_first]
         self.progress = Progress.start(m, first_sample, self.scripts.target_point >= 0)
         self._want = np.zeros(m)
         self._fresh = np.zeros(m, dtype=bool)
 
-    def lifecycle(self, frame: int, dt: float, ego_slot: int, st: WorldState) -> IntArray:
+    def lifecycle(
+        self, frame: int, dt: float, ego_slot: int, st: WorldState, salt: UIntArray
+    ) -> IntArray:
         """Creates and deletes objects as the ego stands at ``frame``; writes their slots
         of ``st`` (a created object stands at the start of its path, on the lane under it
         as the guess for localisation).
@@ -174,10 +231,12 @@ class ScriptedObjects:
         """
         if not self.objects:
             return np.zeros(0, dtype=np.int64)
-        self._run(frame, dt, ego_slot, st, lifecycle=True)
+        self._run(frame, dt, ego_slot, st, salt, lifecycle=True)
         return self.scripts.slot[self._fresh]
 
-    def move(self, frame: int, dt: float, ego_slot: int, st: WorldState) -> IntArray:
+    def move(
+        self, frame: int, dt: float, ego_slot: int, st: WorldState, salt: UIntArray
+    ) -> IntArray:
         """Moves the live objects over one tick of ``dt`` from ``frame``; writes their pose,
         speed, acceleration and yaw rate, and the lane under the path as the guess for
         localisation (uid -1, road -1, s and t NaN where the path is on no lane).
@@ -187,16 +246,32 @@ class ScriptedObjects:
         """
         if not self.objects:
             return np.zeros(0, dtype=np.int64)
-        self._run(frame, dt, ego_slot, st, lifecycle=False)
+        self._run(frame, dt, ego_slot, st, salt, lifecycle=False)
         alive: IntArray = self.scripts.slot[self.progress.status == ALIVE]
         return alive
 
-    def _run(self, frame: int, dt: float, ego: int, st: WorldState, *, lifecycle: bool) -> None:
+    def _run(
+        self, frame: int, dt: float, ego: int, st: WorldState, salt: UIntArray, *, lifecycle: bool
+    ) -> None:
         _tick(
             self.tables, self.scripts, self.progress, self._want, self._fresh, frame, dt,
-            ego, lifecycle, st.active, st.x, st.y, st.z, st.heading, st.speed, st.accel,
-            st.yaw_rate, st.road, st.uid, st.s, st.t,
+            ego, lifecycle, self.lanes, self._arc, self._route, salt, st.id, st.active,
+            st.x, st.y, st.z, st.heading, st.speed, st.accel, st.yaw_rate, st.road, st.uid,
+            st.s, st.t,
         )  # fmt: skip
+
+
+def _along_controllers(controls: Controls, paths: list[PathGeometry]) -> FloatArray:
+    """Per object controlled by another scripted object: the distance along the
+    controller's path of the path's point nearest the controller's target (NaN else)."""
+    out = np.full(controls.object.size, np.nan)
+    for i in np.flatnonzero(controls.object >= 0):
+        path = paths[int(controls.object[i])]
+        d = np.linspace(0.0, path.length, max(2, int(np.ceil(path.length / 0.05)) + 1))
+        x, y, _ = path.pose_at(d)
+        gap = np.hypot(x - controls.target_x[i], y - controls.target_y[i])
+        out[i] = d[int(np.argmin(gap))]
+    return out
 
 
 def _concatenate(paths: list[PathGeometry]) -> PathTables:
@@ -238,21 +313,40 @@ def _concatenate(paths: list[PathGeometry]) -> PathTables:
 
 @njit_leaf
 def _sync_speed(
-    tb: PathTables, sc: Scripts, pr: Progress, i: int, active: BoolArray,
-    x: FloatArray, y: FloatArray, heading: FloatArray, speed: FloatArray,
+    tb: PathTables, sc: Scripts, pr: Progress, i: int, la: LaneArrays, arc: FloatArray,
+    route: RouteCache, salt: UIntArray, ident: IntArray, active: BoolArray, x: FloatArray,
+    y: FloatArray, heading: FloatArray, speed: FloatArray, uid: IntArray, s: FloatArray,
 ) -> float:  # fmt: skip
     """The speed that brings dependent object ``i`` to its target point when its
-    controller reaches its target (0 if the controller is not getting there)."""
+    controller reaches its target (0 if the controller is not getting there), at most
+    its ``max_speed``."""
     c = sc.controller[i]
-    if c < 0 or not active[c] or speed[c] <= 0.0:
+    if c < 0 or not active[c] or ident[c] != sc.controller_id[i] or speed[c] <= 0.0:
         return 0.0
-    ahead = (sc.target_x[i] - x[c]) * math.cos(heading[c]) + (sc.target_y[i] - y[c]) * math.sin(
-        heading[c]
-    )
-    if ahead <= 0.0:
+    o = sc.controller_object[i]
+    to_go = math.nan
+    if o >= 0:  # a scripted object: along its own path
+        to_go = sc.target_along[i] - pr.distance[o]
+    elif uid[c] >= 0 and sc.target_section[i] >= 0:  # a vehicle on a lane: along its route
+        to_go = route_left(
+            la, arc, route, i, salt[c], uid[c], s[c], heading[c], sc.target_section[i],
+            sc.target_s[i],
+        )  # fmt: skip
+    if math.isnan(to_go):
+        to_go = straight_ahead(x[c], y[c], heading[c], sc.target_x[i], sc.target_y[i])
+    if to_go <= 0.0:
         return 0.0
     left = tb.knots[tb.point_first[i] + sc.target_point[i]] - pr.distance[i]
-    return float(max(left, 0.0) * speed[c] / ahead)
+    return float(min(max(left, 0.0) * speed[c] / to_go, sc.max_speed[i]))
+
+
+@njit_leaf
+def _point_speed(tb: PathTables, sc: Scripts, pr: Progress, i: int, j: int) -> float:
+    """The speed of object ``i`` at its control point ``j``: the point's, or at its target
+    point the speed it kept through it (``keep_timed_speed``)."""
+    if j == sc.target_point[i] and not math.isnan(pr.exit_speed[i]):
+        return float(pr.exit_speed[i])
+    return float(tb.speeds[tb.point_first[i] + j])
 
 
 @njit_loop
@@ -266,6 +360,11 @@ def _tick(
     dt: float,
     ego: int,
     lifecycle: bool,
+    la: LaneArrays,
+    arc: FloatArray,
+    route: RouteCache,
+    salt: UIntArray,
+    ident: IntArray,
     active: BoolArray,
     x: FloatArray,
     y: FloatArray,
@@ -281,14 +380,16 @@ def _tick(
 ) -> None:
     if lifecycle:
         for i in range(sc.slot.shape[0]):
-            fresh[i] = _lifecycle(tb, sc, pr, i, frame, dt, ego, active, x, y, z, heading,
-                                  speed, accel, yaw_rate, road, uid, s, t)  # fmt: skip
+            fresh[i] = _lifecycle(tb, sc, pr, i, frame, dt, ego, la, arc, route, salt, ident,
+                                  active, x, y, z, heading, speed, accel, yaw_rate, road, uid,
+                                  s, t)  # fmt: skip
         return
     # The speeds dependent objects want, from their controllers as the tick starts (a
     # controller may itself be a scripted object that moves below).
     for i in range(sc.slot.shape[0]):
         if pr.status[i] == ALIVE and pr.synced[i]:
-            want[i] = _sync_speed(tb, sc, pr, i, active, x, y, heading, speed)
+            want[i] = _sync_speed(tb, sc, pr, i, la, arc, route, salt, ident, active, x, y,
+                                  heading, speed, uid, s)  # fmt: skip
     for i in range(sc.slot.shape[0]):
         if pr.status[i] != ALIVE:
             continue
@@ -311,6 +412,8 @@ def _tick(
                 pr.segment[i] = min(target, last - 1)
                 pr.synced[i] = False
                 pr.wait_left[i] = tb.waits[first + target] if target < last else 0.0
+                if sc.keep_speed[i]:
+                    pr.exit_speed[i] = v
             else:
                 pr.distance[i] += v * tau
                 tau = 0.0
@@ -329,7 +432,7 @@ def _tick(
                 j = pr.segment[i]
                 if pr.distance[i] >= length:
                     break
-                v0, v1 = tb.speeds[first + j], tb.speeds[first + j + 1]
+                v0, v1 = _point_speed(tb, sc, pr, i, j), tb.speeds[first + j + 1]
                 start = tb.knots[first + j]
                 seg_len = tb.knots[first + j + 1] - start
                 into = pr.distance[i] - start
@@ -345,7 +448,12 @@ def _tick(
                     tau = 0.0
             j = pr.segment[i]
             start = tb.knots[first + j]
-            v = segment_speed_at(tb, first, j, pr.distance[i] - start)
+            v = segment_speed(
+                _point_speed(tb, sc, pr, i, j),
+                tb.speeds[first + j + 1],
+                tb.knots[first + j + 1] - start,
+                pr.distance[i] - start,
+            )
             if pr.wait_left[i] > 0.0:
                 v = 0.0
         if pr.distance[i] >= length and not pr.synced[i]:
@@ -367,6 +475,7 @@ def _tick(
 @njit_leaf
 def _lifecycle(
     tb: PathTables, sc: Scripts, pr: Progress, i: int, frame: int, dt: float, ego: int,
+    la: LaneArrays, arc: FloatArray, route: RouteCache, salt: UIntArray, ident: IntArray,
     active: BoolArray, x: FloatArray, y: FloatArray, z: FloatArray, heading: FloatArray,
     speed: FloatArray, accel: FloatArray, yaw_rate: FloatArray, road: IntArray,
     uid: IntArray, s: FloatArray, t: FloatArray,
@@ -414,27 +523,18 @@ def _lifecycle(
         pr.cursor[i] = tb.sample_first[tb.seg_first[i]]
         pr.wait_left[i] = tb.waits[first]
         pr.synced[i] = sc.target_point[i] >= 0
+        pr.exit_speed[i] = np.nan
         active[k] = True
         v = tb.speeds[first]
         if pr.synced[i]:
-            v = _sync_speed(tb, sc, pr, i, active, x, y, heading, speed)
+            v = _sync_speed(tb, sc, pr, i, la, arc, route, salt, ident, active, x, y, heading,
+                            speed, uid, s)  # fmt: skip
         speed[k] = v
         accel[k] = 0.0
         yaw_rate[k] = 0.0
         _place(tb, pr, i, k, x, y, z, heading, road, uid, s, t)
         return True
     return False
-
-
-@njit_leaf
-def segment_speed_at(tb: PathTables, first: int, j: int, into: float) -> float:
-    """The profile speed ``into`` m along segment ``j`` of the path starting at ``first``."""
-    return segment_speed(
-        tb.speeds[first + j],
-        tb.speeds[first + j + 1],
-        tb.knots[first + j + 1] - tb.knots[first + j],
-        into,
-    )
 
 
 @njit_leaf

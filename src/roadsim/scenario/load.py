@@ -113,7 +113,7 @@ def _parse(
     scenario = validate_data(data, source)
     base = Path(path).parent if path is not None else Path.cwd()
     map_source = _resolve_map(scenario.map, base.absolute(), source, must_exist=check_map)
-    scenario = scenario.model_copy(update={"map": map_source})
+    scenario = scenario.model_copy(update={"map": map_source}).located(source)
     net = None
     if check_map:
         net = load_map(map_source)

@@ -219,7 +219,7 @@ def _layout(scenario: Scenario, net: RoadNetwork) -> _Layout:
     scripted: list[_Scripted] = []
     statics: list[tuple[str, FloatArray]] = []
     for i, obj in enumerate(scenario.objects):
-        name = obj.id if obj.id is not None else f"objects[{i}]"
+        name = obj.name if obj.name is not None else f"objects[{i}]"
         if isinstance(obj, PathObject):
             geometry = resolve_path(obj, net)
             target = None

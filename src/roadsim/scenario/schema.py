@@ -29,7 +29,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -37,6 +37,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     field_validator,
     model_validator,
@@ -44,6 +45,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from roadsim.road.lanes import LANE_TYPES
+from roadsim.scenario.actors import ActorIds, reference_problems
 from roadsim.scenario.problems import (
     OBJECT_TYPE_ERROR,
     SourceMap,
@@ -138,6 +140,9 @@ class _Strict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
+    #: Keys that were renamed, with what to write instead.
+    _renamed: ClassVar[Mapping[str, str]] = MappingProxyType({})
+
     @model_validator(mode="before")
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
@@ -151,6 +156,8 @@ class _Strict(BaseModel):
                 if key not in cls.model_fields:
                     close = difflib.get_close_matches(str(key), known, n=1)
                     hint = f"did you mean {close[0]!r}?" if close else f"expected {_or(known)}"
+                    if key in cls._renamed:
+                        hint = cls._renamed[key]
                     raise PydanticCustomError(
                         "unknown_key", "unknown key ({hint})", {"key": str(key), "hint": hint}
                     )
@@ -183,6 +190,18 @@ def _road_id(value: object) -> object:
 RoadId = Annotated[
     str, BeforeValidator(_road_id, json_schema_input_type=str | int), Field(min_length=1)
 ]
+#: The name of an actor, to look it up by (`roadsim.Simulation.actor`) and to name it as a
+#: controller. A string: a YAML integer is no name (actor ids are integers).
+Name = Annotated[
+    str,
+    Field(min_length=1, description="A unique name to look the actor up by ('ego' is the ego's)"),
+]
+
+_ID_IS_NAME = (
+    "'id' is now 'name': a string to look the actor up by (actor ids are the integers the "
+    "simulation gives)"
+)
+
 #: A lenient container for YAML lists: a list becomes a tuple, its items stay strict.
 Size = Annotated[
     tuple[Annotated[float, Field(gt=0)], ...],
@@ -416,8 +435,10 @@ OBJECT_SIZES: Mapping[str, tuple[float, float, float]] = MappingProxyType(
 class _Obstacle(_Strict):
     """A static obstacle; each type has its default size."""
 
+    _renamed = MappingProxyType({"id": _ID_IS_NAME})
+
     type: str
-    id: RoadId | None = Field(default=None, description="Unique name (default: assigned)")
+    name: Name | None = None
     position: Position
 
 
@@ -466,7 +487,10 @@ class _PathPoint(_Strict):
         "neighbouring points)",
     )
     wait: float = Field(
-        default=0.0, ge=0, description="Time to stand at the point (s); needs speed 0"
+        default=0.0,
+        ge=0,
+        description="Time to stand at the point (s); needs speed 0, and for a dependent "
+        "object a point from its target point on",
     )
 
     @model_validator(mode="after")
@@ -514,7 +538,7 @@ ControllerRef = Annotated[
     str | int,
     Field(
         union_mode="left_to_right",
-        description="'ego', the id of a scenario object, or an actor id",
+        description="'ego', the name of a scenario object, or an actor id",
     ),
 ]
 
@@ -526,7 +550,10 @@ class PathObject(_Strict):
     speed is the point's as the object passes it and linear in the distance travelled in
     between (see `roadsim.scenario.paths`). With ``target_point`` it is a *dependent*
     object: until it reaches that point its speed is set so that it arrives there when
-    its ``controller`` arrives at ``controller_target``.
+    its ``controller`` arrives at ``controller_target``: its speed is its path length left
+    over the controller's time to go, at most ``max_speed``; with ``keep_timed_speed`` it
+    keeps that speed through the target point and changes it to the next point's along
+    the next segment, instead of taking the target point's speed at once.
 
     Lifecycle: the object exists while the ego is within ``creation_radius`` of it (of its
     first point before it exists; 0: always); it is created once the ego has been inside
@@ -534,8 +561,10 @@ class PathObject(_Strict):
     creation (0: never).
     """
 
+    _renamed = MappingProxyType({"id": _ID_IS_NAME})
+
     type: Literal["path"]
-    id: RoadId | None = Field(default=None, description="Unique name (default: assigned)")
+    name: Name | None = None
     kind: Literal["car", "truck", "bus", "pedestrian", "cyclist", "box"] = "car"
     size: Size | None = Field(default=None, description="[length, width, height] (m)")
     path: Annotated[tuple[PathPoint, ...], Field(strict=False, min_length=2)]
@@ -558,15 +587,27 @@ class PathObject(_Strict):
     controller_target: Position | None = Field(
         default=None, description="Where the controller arrives"
     )
+    max_speed: float | None = Field(
+        default=None,
+        gt=0,
+        description="m/s, the most its timed speed may be (it arrives late rather than faster)",
+    )
     max_accel: float | None = Field(default=None, gt=0, description="m/s^2, while in sync")
     max_decel: float | None = Field(default=None, gt=0, description="m/s^2, while in sync")
+    keep_timed_speed: bool = Field(
+        default=False,
+        description="Keep the timed speed through the target point, and change it to the "
+        "next point's speed along the next segment (default: take the target point's speed "
+        "at once)",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         n = len(self.path)
         if self.target_point is None:
-            for key in ("controller", "controller_target", "max_accel", "max_decel"):
-                if getattr(self, key) is not None:
+            keys = ("controller", "controller_target", "max_speed", "max_accel", "max_decel")
+            for key in (*keys, "keep_timed_speed"):
+                if getattr(self, key) not in (None, False):
                     raise at_path(
                         (key,), f"'{key}' is for dependent objects: it needs a 'target_point'"
                     )
@@ -579,6 +620,22 @@ class PathObject(_Strict):
                 )
             if self.controller_target is None:
                 raise at_path(("target_point",), "a 'target_point' needs a 'controller_target'")
+            # Before its target point a dependent object drives the controller's timing,
+            # not the points' speeds: a wait there would never be stood.
+            for i in range(self.target_point):
+                if self.path[i].wait > 0:
+                    raise at_path(
+                        ("path", i, "wait"),
+                        f"a wait before the target point (path[{self.target_point}]) would be "
+                        "ignored: until it gets there a dependent object moves as its "
+                        "controller's timing says; wait at the target point or after it",
+                    )
+            if self.keep_timed_speed and self.path[self.target_point].wait > 0:
+                raise at_path(
+                    ("keep_timed_speed",),
+                    f"the object waits at its target point (path[{self.target_point}].wait): "
+                    "it cannot keep its speed through it",
+                )
         # Between two points at rest nothing would ever move it (before the target point
         # of a dependent object, the points' speeds do not count).
         for i in range((self.target_point or 0), n - 1):
@@ -598,7 +655,8 @@ class PathObject(_Strict):
 
     @property
     def controller_name(self) -> str | int:
-        """Whose arrival a dependent object syncs with."""
+        """Whose arrival a dependent object syncs with: 'ego', an object's name or an
+        actor id."""
         return "ego" if self.controller is None else self.controller
 
 
@@ -689,6 +747,9 @@ class Scenario(_Strict):
 
     model_config = ConfigDict(title="roadsim scenario")
 
+    # Where the scenario was written (`source`); not part of what it says.
+    _origin: _Origin | None = PrivateAttr(default=None)
+
     name: str | None = None
     map: str = Field(
         min_length=1,
@@ -706,14 +767,18 @@ class Scenario(_Strict):
 
     @field_validator("objects")
     @classmethod
-    def _unique_object_ids(cls, objects: tuple[Object, ...]) -> tuple[Object, ...]:
+    def _unique_object_names(cls, objects: tuple[Object, ...]) -> tuple[Object, ...]:
         first: dict[str, int] = {}
         for i, obj in enumerate(objects):
-            if obj.id is None:
+            if obj.name is None:
                 continue
-            if obj.id in first:
-                raise ValueError(f"objects[{i}] has the id {obj.id!r} of objects[{first[obj.id]}]")
-            first[obj.id] = i
+            if obj.name == "ego":
+                raise at_path((i, "name"), "'ego' is the ego's name; give the object another")
+            if obj.name in first:
+                raise at_path(
+                    (i, "name"), f"objects[{first[obj.name]}] has the name {obj.name!r} already"
+                )
+            first[obj.name] = i
         return objects
 
     @field_validator("sensors")
@@ -749,10 +814,11 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _known_controllers(self) -> Self:
-        """A dependent object's controller must be the ego or another object of the file
-        (an integer actor id is checked when the simulation is built), and a creation
-        radius needs an ego to measure from."""
-        names = {obj.id: i for i, obj in enumerate(self.objects) if obj.id is not None}
+        """A dependent object's controller must be the ego, another object of the file or
+        an actor id some actor may have (`roadsim.scenario.actors`; those of the map's
+        actors are checked against the map), and a creation radius needs an ego to
+        measure from."""
+        names = {obj.name: i for i, obj in enumerate(self.objects) if obj.name is not None}
         for i, obj in enumerate(self.objects):
             if not isinstance(obj, PathObject):
                 continue
@@ -773,7 +839,30 @@ class Scenario(_Strict):
                 raise at_path(where, f"no actor named {ref!r}; expected {known} or an actor id")
             elif names[ref] == i:
                 raise at_path(where, "an object cannot be its own controller")
+            elif not isinstance(self.objects[names[ref]], PathObject):
+                raise at_path(
+                    where,
+                    f"{ref!r} is objects[{names[ref]}], a {self.objects[names[ref]].type}, which "
+                    "never moves; a controller must be the ego, a vehicle or a scripted object",
+                )
+        problems = reference_problems(self, ActorIds.of(self))
+        if problems:
+            raise at_path(*problems[0])
         return self
+
+    @property
+    def source(self) -> SourceMap:
+        """Where the scenario was written, for messages about it: the file and the line
+        of each key when it was loaded from one (`roadsim.scenario.load_scenario`)."""
+        if self._origin is not None:
+            return self._origin.source
+        return SourceMap(self.name or "scenario")
+
+    def located(self, source: SourceMap) -> Scenario:
+        """A copy that says it was written at ``source`` (see `source`)."""
+        out = self.model_copy()
+        out._origin = _Origin(source)
+        return out
 
     def with_overrides(self, *, seed: int | None = None, duration: float | None = None) -> Scenario:
         """A validated copy with another seed and/or duration (the CLI's ``--seed``).
@@ -784,7 +873,23 @@ class Scenario(_Strict):
         update = {k: v for k, v in (("seed", seed), ("duration", duration)) if v is not None}
         if not update:
             return self
-        return validate_data({**self.model_dump(exclude_unset=True), **update}, "overrides")
+        out = validate_data({**self.model_dump(exclude_unset=True), **update}, "overrides")
+        return out if self._origin is None else out.located(self._origin.source)
+
+
+class _Origin:
+    """Where a scenario was written: equal to any other, so that two scenarios that say
+    the same are equal wherever they were written."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: SourceMap) -> None:
+        self.source = source
+
+    def __eq__(self, other: object) -> bool:
+        return other is None or isinstance(other, _Origin)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def validate_data(data: Any, source: SourceMap | str) -> Scenario:

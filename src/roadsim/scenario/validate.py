@@ -2,8 +2,10 @@
 
 `validate_against_map` checks what the schema cannot: that roads and lanes exist, that
 positions lie on lanes (the ego's on a drivable one), that explicit spawns (ego and
-static objects) do not overlap, and that a scripted object's path starts on a road and its
-points lie where they say. `resolve_spawn` turns a position into a pose on the map.
+static objects) do not overlap, that a scripted object's path starts on a road and its
+points lie where they say, and that actor ids given as controllers or sensor vehicles
+are those of actors the scenario and the map may have (`roadsim.scenario.actors`).
+`resolve_spawn` turns a position into a pose on the map.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from scipy.spatial import cKDTree
 
 from roadsim._types import FloatArray
 from roadsim.road.lanes import DRIVABLE_TYPES
+from roadsim.scenario.actors import ActorIds, reference_problems
 from roadsim.scenario.problems import KeyPath, SourceMap
 from roadsim.scenario.schema import (
     VEHICLE_MODELS,
@@ -166,8 +169,9 @@ def validate_against_map(
     for (path, _, _), k in zip(placed, first, strict=True):
         if k >= 0:
             problems.append((path, f"overlaps {placed[k][1]}"))
+    problems += reference_problems(scenario, ActorIds.of(scenario, net))
     if problems:
-        raise (source or SourceMap("<scenario>")).error(problems)
+        raise (source or scenario.source).error(problems)
 
 
 def _place(

@@ -4,6 +4,7 @@ This layer ties the others together (road network, scenario, world state, contro
 so it sits below all of them.
 """
 
+from roadsim.sim.actor import Actor
 from roadsim.sim.simulation import CollisionEvent, EgoCommand, Simulation
 
-__all__ = ["CollisionEvent", "EgoCommand", "Simulation"]
+__all__ = ["Actor", "CollisionEvent", "EgoCommand", "Simulation"]

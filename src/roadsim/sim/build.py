@@ -22,6 +22,7 @@ from roadsim.agents.idm import IdmParams
 from roadsim.errors import TrafficWarning
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario
+from roadsim.scenario.actors import map_obstacles
 from roadsim.scenario.paths import PathGeometry, resolve_paths
 from roadsim.scenario.schema import (
     OBJECT_SIZES,
@@ -55,33 +56,6 @@ MODEL_NAMES: tuple[str, ...] = (
     *(k for k in SCRIPTED_KINDS if k not in VEHICLE_MODELS and k not in OBJECT_SIZES),
 )
 _MODEL_INDEX = {name: i for i, name in enumerate(MODEL_NAMES)}
-
-# Map objects that stand in the way (OpenDRIVE 1.8, 13.3 object types); flat ones such as
-# crosswalks, road marks or parking spaces do not.
-_OBSTACLE_TYPES = frozenset(
-    {
-        "obstacle",
-        "pole",
-        "tree",
-        "vegetation",
-        "barrier",
-        "building",
-        "car",
-        "van",
-        "bus",
-        "trailer",
-        "bike",
-        "motorbike",
-        "tram",
-        "train",
-        "pedestrian",
-        "streetLamp",
-        "wind",
-        "gantry",
-        "soundBarrier",
-        "trafficIsland",
-    }
-)
 
 _IDM_BY_MODEL = {  # a_max, b, T, s0
     "car": (1.5, 2.0, 1.4, 2.0),
@@ -279,13 +253,9 @@ class WorldBuilder:
                 }
             )
         net = self.net
-        for item in net.objects:
-            if item.type not in _OBSTACLE_TYPES:
-                continue
+        for item in map_obstacles(net):  # (in the order `roadsim.scenario.actors` numbers them)
             length = item.length or 2.0 * item.radius
             width = item.width or 2.0 * item.radius
-            if length <= 0.0 or width <= 0.0:
-                continue
             road = net.road_index(item.road_id).reshape(1)
             x, y, z = net.to_world_index(road, np.array([item.s]), np.array([item.t]))
             _, _, hdg, _ = net.reference.evaluate(road, np.array([item.s]))

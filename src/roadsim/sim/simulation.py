@@ -38,6 +38,7 @@ and seed give bit-identical states.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,9 +51,9 @@ from roadsim._checks import as_id, as_ids, as_number
 from roadsim._types import FloatArray, IntArray
 from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots
 from roadsim.agents.idm import IdmParams
-from roadsim.agents.scripted import ScriptedObjects
+from roadsim.agents.scripted import Controls, ScriptedObjects
 from roadsim.agents.traffic import TrafficModel, TrafficParams
-from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError, ScenarioError
+from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError
 from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, validate_against_map
@@ -61,6 +62,7 @@ from roadsim.scenario.schema import DriverSensorSpec, PathObject
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.view import DriverView, DriverViews
+from roadsim.sim.actor import Actor
 from roadsim.sim.build import MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner
 from roadsim.world.collisions import find_overlaps
@@ -70,6 +72,7 @@ from roadsim.world.localization import relocalize_slots
 from roadsim.world.state import (
     AUTOPILOT,
     EXTERNAL,
+    SCRIPTED_OBJECT,
     STATIC_OBJECT,
     VEHICLE,
     WorldState,
@@ -208,14 +211,18 @@ class Simulation:
         if traffic is not None and traffic.respawn:
             rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(4)[3])
             self._respawner = Respawner(self._info, traffic.lane_types, traffic.min_gap, rng)
+        self._names = self._actor_names()
         self._scripted = ScriptedObjects(
             built.scripted,
             built.scripted_slots,
-            *self._controllers(built.scripted, built.scripted_slots),
+            self._controllers(built.scripted),
             built.paths,
+            self._info.arrays,
         )
         # Frame 0's lifecycle: the scripted objects that exist from the start.
-        self._place_scripted(self._scripted.lifecycle(0, self.dt, self._ego(), self.state))
+        self._place_scripted(
+            self._scripted.lifecycle(0, self.dt, self._ego(), self.state, self._salt)
+        )
         self._traffic.settle_speeds(
             np.flatnonzero(st.active & (st.control == AUTOPILOT)),
             st,
@@ -228,7 +235,8 @@ class Simulation:
         """The scenario's driver sensors as (name, actor id, visibility).
 
         Raises:
-            ScenarioError: For an actor id that no vehicle has.
+            ScenarioError: For an actor id that no vehicle has (the scenario's file,
+                line and key; loading it checked all but the traffic that found room).
         """
         st = self.state
         out = []
@@ -242,10 +250,14 @@ class Simulation:
                 hits = np.flatnonzero((st.id == spec.vehicle) & (st.kind == VEHICLE))
                 if hits.size == 0:
                     vehicles = np.sort(st.id[st.active & (st.kind == VEHICLE)])
-                    raise ScenarioError(
-                        f"{self.scenario.name or 'scenario'}: sensors[{i}].vehicle: no "
-                        f"vehicle has the actor id {spec.vehicle} (vehicles: "
-                        f"{_id_ranges(vehicles)})"
+                    raise self.scenario.source.error(
+                        [
+                            (
+                                ("sensors", i, "vehicle"),
+                                f"no vehicle has the actor id {spec.vehicle}; those placed: "
+                                f"{_id_ranges(vehicles)}",
+                            )
+                        ]
                     )
                 actor = int(spec.vehicle)
             out.append((spec.name, actor, float(spec.visibility)))
@@ -276,42 +288,55 @@ class Simulation:
         for k, (name, _, _) in enumerate(live):
             self.readings[name] = views[k]
 
-    def _controllers(
-        self, objects: list[PathObject], slots: IntArray
-    ) -> tuple[IntArray, FloatArray]:
-        """The controller slot and target point of each scripted object (-1 and NaN for
-        regular ones).
+    def _actor_names(self) -> dict[str, int]:
+        """Actor ids by name: the ego's ("ego") and the scenario objects' (their ids
+        follow the ego's, in order; `roadsim.scenario.actors`)."""
+        names = {} if self.ego_slot is None else {"ego": int(self.state.id[self.ego_slot])}
+        offset = 0 if self.ego_slot is None else 1
+        for i, obj in enumerate(self.scenario.objects):
+            if obj.name is not None:
+                names[obj.name] = offset + i
+        return names
+
+    def _controllers(self, objects: list[PathObject]) -> Controls:
+        """Who controls each scripted object, and where that one arrives (see
+        `roadsim.agents.scripted.Controls`).
 
         Raises:
-            ScenarioError: For an actor id that no actor has.
+            ScenarioError: For an actor id that no actor has (the scenario's file, line
+                and key; loading it checked all but the traffic that found room).
         """
         st = self.state
-        controllers = np.full(len(objects), -1, dtype=np.int64)
-        targets = np.full((len(objects), 2), np.nan)
-        # The scenario's objects have the slots after the ego's, in order.
-        offset = 0 if self.ego_slot is None else 1
-        named = {o.id: offset + i for i, o in enumerate(self.scenario.objects) if o.id is not None}
+        controls = Controls.none(len(objects))
+        scripted = {id(obj): i for i, obj in enumerate(objects)}
         for i, obj in enumerate(objects):
             if obj.target_point is None or obj.controller_target is None:
                 continue
             ref = obj.controller_name
-            if ref == "ego":
-                assert self.ego_slot is not None  # the schema checked that there is one
-                controllers[i] = self.ego_slot
-            elif isinstance(ref, int):
-                hits = np.flatnonzero(st.id == ref)
-                if hits.size == 0 or hits[0] == slots[i]:
-                    index = self.scenario.objects.index(obj)
-                    raise ScenarioError(
-                        f"{self.scenario.name or 'scenario'}: objects[{index}].controller: no "
-                        f"other actor has the id {ref} (ids 0 to {int(st.id.max())})"
-                    )
-                controllers[i] = int(hits[0])
-            else:
-                controllers[i] = named[ref]
+            actor = self._names.get(ref) if isinstance(ref, str) else ref
+            hits = np.flatnonzero(st.id == actor)
+            if actor is None or hits.size == 0:
+                index = self.scenario.objects.index(obj)
+                raise self.scenario.source.error(
+                    [
+                        (
+                            ("objects", index, "controller"),
+                            f"no actor has the id {ref}; those placed: "
+                            f"{_id_ranges(np.sort(st.id[st.id >= 0]))}",
+                        )
+                    ]
+                )
+            slot = int(hits[0])
+            controls.slot[i], controls.id[i] = slot, int(st.id[slot])
+            if st.kind[slot] == SCRIPTED_OBJECT:
+                offset = 0 if self.ego_slot is None else 1
+                controls.object[i] = scripted[id(self.scenario.objects[int(actor) - offset])]
             pose = resolve_spawn(obj.controller_target, self.net)
-            targets[i] = pose.x, pose.y
-        return controllers, targets
+            controls.target_x[i], controls.target_y[i] = pose.x, pose.y
+            if pose.uid >= 0:
+                controls.target_section[i] = int(self.net.lanes.section[pose.uid])
+                controls.target_s[i] = pose.s
+        return controls
 
     # -- time ------------------------------------------------------------------------------------------
 
@@ -379,14 +404,14 @@ class Simulation:
             )
 
         scripted = self._scripted
-        self._place_scripted(scripted.lifecycle(self.frame, self.dt, self._ego(), st))
+        self._place_scripted(scripted.lifecycle(self.frame, self.dt, self._ego(), st, self._salt))
 
         vehicles, on, off = vehicle_slots(st.active, st.kind, st.uid)
         accel = steer = np.zeros(0)
         if vehicles.size:
             accel, steer = self._controls(vehicles, all_on_lane=off.size == 0)
         # Scripted objects move after every controller has seen the frame they start from.
-        moved = scripted.move(self.frame, self.dt, self._ego(), st)
+        moved = scripted.move(self.frame, self.dt, self._ego(), st, self._salt)
         if vehicles.size:
             step_bicycle_slots(
                 vehicles,
@@ -552,6 +577,42 @@ class Simulation:
         for a, b in sorted(pairs - self._pairs):
             self.events.append(CollisionEvent(self.frame + 1, (self.frame + 1) * self.dt, a, b))
         self._pairs = pairs
+
+    # -- actors ------------------------------------------------------------------------------------------
+
+    def actor(self, key: str | int) -> Actor:
+        """One actor at the current frame, by name or actor id (`Actor`).
+
+        The ego is named ``"ego"``; a scenario object goes by its ``name``. An actor that
+        does not exist in this frame (a scripted object before its creation or after its
+        deletion) is found, with ``active`` false; a vehicle that left the map is not.
+
+        Raises:
+            QueryError: For a name or id that no actor has.
+            ArgumentTypeError: For a key that is neither a string nor an integer.
+        """
+        st = self.state
+        if isinstance(key, str):
+            if key not in self._names:
+                known = ", ".join(repr(n) for n in self._names) or "none"
+                raise QueryError(f"no actor named {key!r} (names: {known})")
+            actor_id = self._names[key]
+        elif isinstance(key, bool | np.bool_) or not isinstance(key, numbers.Integral):
+            raise ArgumentTypeError(
+                f"key: expected a name (a string) or an actor id (an integer), got {key!r}"
+            )
+        else:
+            actor_id = int(key)
+        hits = np.flatnonzero(st.id == actor_id)
+        if hits.size == 0:
+            raise QueryError(
+                f"no actor has the id {actor_id} (ids now: {_id_ranges(np.sort(st.id[st.active]))})"
+            )
+        name = next((n for n, i in self._names.items() if i == actor_id), None)
+        return Actor.of(
+            st, int(hits[0]), name=name, model_names=MODEL_NAMES, net=self.net,
+            frame=self.frame, time=self.time,
+        )  # fmt: skip
 
     # -- the driver sensor ---------------------------------------------------------------------------
 
