@@ -65,6 +65,7 @@ from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.actor import Actor
 from roadsim.sim.build import MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner
+from roadsim.world.codes import ROUTE_BIT
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import by_lane
@@ -176,7 +177,9 @@ class Simulation:
             np.any(self.net.elevation.coef != 0) or np.any(self.net.superelevation.coef != 0)
         )
         self._lights = TrafficLightPlan.from_network(self.net)
-        self._info = LaneInfo(self.net, self._lights.stop_lines)
+        ego = scenario.ego
+        route = self.net.road_index(list(ego.route)).tolist() if ego and ego.route else []
+        self._info = LaneInfo(self.net, self._lights.stop_lines, route)
         self._driver = DriverSensor(self._info, self._lights, MODEL_NAMES)
         self._traffic = TrafficModel(self._info, self._lights, self._driver)
         builder = WorldBuilder(self.net, self._info, scenario)
@@ -189,6 +192,8 @@ class Simulation:
         self._idm: IdmParams = built.idm
         self._speed_factor: FloatArray = built.speed_factor
         self._salt = built.salt
+        if route and self.ego_slot is not None:  # the ego follows its route at forks
+            self._salt[self.ego_slot] |= np.uint64(1) << np.uint64(ROUTE_BIT)
         self._traffic.resize(self.state.capacity)
         # Half the time the wheels take from straight to full lock (s), by slot.
         self._steer_lag = np.minimum(

@@ -19,6 +19,8 @@ ENVELOPE_DECEL = 1.5
 # Route salts (`roadsim.world.lane_kernels.choose_next`) are drawn below 2**63; this bit
 # marks a vehicle too long for tight turns, which it avoids at forks that offer another way.
 LONG_ROUTE_BIT = 63
+# ... and this one the vehicle that follows the scenario's route (the ego's ``route``).
+ROUTE_BIT = 62
 # m: the vehicles that carry it (at least this long), and the tightest turn radius they
 # take where they have a choice.
 LONG_VEHICLE = 8.0

@@ -9,6 +9,7 @@ per-tick work is array indexing; `LaneInfo.arrays` bundles the tables for compil
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,6 +40,8 @@ class LaneInfo:
         net: The road network, prepared or not.
         stop_lines: Where traffic stops for the lights (the traffic-light plan's
             ``stop_lines``); none by default.
+        route: Road indices a route prefers at forks, in order (the ego's ``route``);
+            none by default.
 
     Attributes:
         s0, s1: The lane record's section range along s (m).
@@ -62,6 +65,9 @@ class LaneInfo:
         stop_p: Progress of the lane's first stop line (m; inf: none).
         stop_signal: The light that governs that stop line (index into the plan's
             ``signals``; -1: none).
+        route_next: At a fork, the successor toward the earliest road of ``route`` it
+            leads to (through a junction's connecting lanes), for the vehicle that follows
+            the route (`roadsim.world.lane_kernels.choose_next`); -1 elsewhere.
         tight: 1 for a connecting lane of a junction that turns tighter than
             `roadsim.world.codes.LONG_MIN_RADIUS`: long vehicles avoid it where they can
             (`roadsim.world.lane_kernels.choose_next`).
@@ -69,7 +75,12 @@ class LaneInfo:
         arrays: All of these as one bundle for compiled kernels (`LaneArrays`).
     """
 
-    def __init__(self, net: RoadNetwork, stop_lines: StopLines | None = None) -> None:
+    def __init__(
+        self,
+        net: RoadNetwork,
+        stop_lines: StopLines | None = None,
+        route: Sequence[int] = (),
+    ) -> None:
         lanes = net.lanes
         n = len(lanes.lanes)
         self.net = net
@@ -134,6 +145,7 @@ class LaneInfo:
         owner = np.repeat(np.arange(n), self.table.count)
         np.logical_or.at(curving, owner, np.abs(self.table.curvature) > 1.0 / LONG_MIN_RADIUS)
         self.tight: IntArray = (curving & (self.junction >= 0)).astype(np.int64)
+        self.route_next: IntArray = self._route_next(route)
         self.arrays = self._bundle()
 
     def _first_stops(self, lines: StopLines | None) -> tuple[FloatArray, IntArray]:
@@ -149,6 +161,28 @@ class LaneInfo:
             stop_p[su[first]] = sp[first]
             stop_signal[su[first]] = sig[first]
         return stop_p, stop_signal
+
+    def _route_next(self, route: Sequence[int]) -> IntArray:
+        out = np.full(self.n, -1, dtype=np.int64)
+        rank: dict[int, int] = {}
+        for k, road in enumerate(route):
+            rank.setdefault(int(road), k)
+        if not rank:
+            return out
+        for u in np.flatnonzero(self.next_count > 1).tolist():
+            best, best_rank = -1, len(rank)
+            for c in self.next_idx[self.next_ptr[u] : self.next_ptr[u + 1]].tolist():
+                # The road it leads to: its own, or past the junction's connecting lanes.
+                v, hops = c, 0
+                while v >= 0 and int(self.road[v]) not in rank and self.junction[v] >= 0:
+                    v, hops = int(self.first_next[v]), hops + 1
+                    if hops > 16:
+                        break
+                k = rank.get(int(self.road[v]), len(rank)) if v >= 0 else len(rank)
+                if k < best_rank:
+                    best, best_rank = c, k
+            out[u] = best
+        return out
 
     def _drop_distances(self, hops: int = 6) -> FloatArray:
         """Progress (from each lane's start) where the lane, or the one lane it leads into,
@@ -235,6 +269,7 @@ class LaneInfo:
             "road": self.road,
             "stop_signal": self.stop_signal,
             "tight": self.tight,
+            "route_next": self.route_next,
         }
         rows = n + 1  # CSR pointers have one entry more than there are lanes
         float_rows = _cache_aligned(np.zeros((rows, 16)))

@@ -17,7 +17,7 @@ import numpy as np
 
 from roadsim._jit import PREFETCH_AHEAD, njit, njit_leaf, prefetch
 from roadsim._types import FloatArray, IntArray
-from roadsim.world.codes import LONG_ROUTE_BIT
+from roadsim.world.codes import LONG_ROUTE_BIT, ROUTE_BIT
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -58,6 +58,7 @@ class LaneArrays(NamedTuple):
     road: IntArray
     stop_signal: IntArray  # the light governing that stop line (-1: none)
     tight: IntArray  # 1: a turn too tight for long vehicles (`LaneInfo.tight`)
+    route_next: IntArray  # the successor the route prefers at a fork (-1: none)
     # CSR columns and samples
     next_idx: IntArray
     prev_idx: IntArray
@@ -107,7 +108,8 @@ def choose_next(la: LaneArrays, salt: np.uint64, u: int) -> int:
     """The successor a vehicle with route ``salt`` takes from lane ``u`` (-1: none): one
     picked by a hash of the salt and the lane; a vehicle whose salt has the
     `LONG_ROUTE_BIT` set (a long one) passes over turns too ``tight`` for it where the
-    fork offers another way."""
+    fork offers another way; one whose salt has the `ROUTE_BIT` set (the ego with a
+    ``route``) takes the lane's ``route_next`` where it has one."""
     if u < 0:
         return -1
     count = la.next_count[u]
@@ -115,11 +117,13 @@ def choose_next(la: LaneArrays, salt: np.uint64, u: int) -> int:
         return -1
     if count == 1:  # no fork: the successor is in the lane's row, no look-up elsewhere
         return int(la.first_next[u])
+    if (salt >> np.uint64(ROUTE_BIT)) & np.uint64(1) and la.route_next[u] >= 0:
+        return int(la.route_next[u])
     h = mix_hash(salt ^ (np.uint64(u) * _MIX))
     pick = np.int64(h % np.uint64(count))
     first, last = la.next_ptr[u], la.next_idx.size - 1
     chosen = int(la.next_idx[min(first + pick, last)])
-    if salt >> np.uint64(LONG_ROUTE_BIT) and la.tight[chosen]:
+    if (salt >> np.uint64(LONG_ROUTE_BIT)) & np.uint64(1) and la.tight[chosen]:
         # A long vehicle takes the next successor round that is no tight turn, if any.
         for step in range(1, count):
             other = int(la.next_idx[min(first + (pick + step) % count, last)])

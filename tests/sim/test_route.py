@@ -1,0 +1,43 @@
+"""The ego's ``route``: the road ids it prefers at forks, honoured by its autopilot."""
+
+from __future__ import annotations
+
+import pytest
+
+from roadsim import Simulation
+from roadsim.scenario import Scenario
+
+
+def _roads_driven(route: list[str], seconds: float = 20.0) -> list[str]:
+    """The roads outside junctions the ego drives on, in order, from road 1 of the town
+    toward its central crossroads."""
+    scenario = Scenario.model_validate(
+        {
+            "map": "town",
+            "ego": {"spawn": {"road": "1", "lane": 1, "s": 60}, "speed": 8, "route": route},
+        }
+    )
+    sim = Simulation(scenario)
+    assert sim.ego_slot is not None
+    roads: list[str] = []
+    for _ in range(round(seconds / sim.dt)):
+        sim.step()
+        road = int(sim.state.road[sim.ego_slot])
+        if road < 0 or sim.net.road_junction[road] is not None:
+            continue
+        if not roads or roads[-1] != sim.net.road_ids[road]:
+            roads.append(sim.net.road_ids[road])
+    return roads
+
+
+@pytest.mark.parametrize("target", ["2", "3", "4"])
+def test_the_ego_takes_the_road_its_route_names_at_a_fork(target: str) -> None:
+    # Before: the route was checked against the map and then ignored (the ego always
+    # took the successor its route salt picked: road 4 here).
+    assert _roads_driven([target]) == ["1", target]
+
+
+def test_roads_of_a_route_are_preferred_in_order() -> None:
+    # Both lie ahead at the same fork: the first named wins.
+    assert _roads_driven(["3", "2"]) == ["1", "3"]
+    assert _roads_driven(["2", "3"]) == ["1", "2"]
