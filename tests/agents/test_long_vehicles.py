@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from roadsim.agents.junctions import MAX_SETBACK, SETBACK, entry_setbacks
+from roadsim.agents.junctions import MAX_SETBACK, SETBACK, JunctionGate, entry_setbacks
 from roadsim.road.load import load_map
 from roadsim.sim.lifecycle import long_route
 from roadsim.world.codes import LONG_MIN_RADIUS, LONG_VEHICLE
@@ -65,3 +65,10 @@ def test_entries_keep_clear_of_the_turns_long_vehicles_must_take(town: LaneInfo)
     assert wider.size > 0
     nxt = town.first_next[wider]
     assert np.all(town.junction[wider] < 0) and np.all(town.junction[nxt] >= 0)
+
+
+def test_only_a_simulation_with_long_vehicles_keeps_entries_clear(town: LaneInfo) -> None:
+    gate = JunctionGate(town)
+    assert np.all(gate.setback == SETBACK)
+    gate.keep_clear_of_long_vehicles()
+    assert np.array_equal(gate.setback, entry_setbacks(town))

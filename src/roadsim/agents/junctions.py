@@ -62,7 +62,9 @@ class JunctionGate:
     def __init__(self, info: LaneInfo) -> None:
         self.info = info
         self.boxed = _boxed(info)
-        self.setback = entry_setbacks(info)
+        #: How far before each lane's end a vehicle waits (`SETBACK`, or with
+        #: `keep_clear_of_long_vehicles` more where long vehicles sweep in turns).
+        self.setback: FloatArray = np.full(info.n, SETBACK)
         self.conflicts = junction_conflicts(info, 0.0)
         self.conflicts_long = junction_conflicts(info, LONG_SWEEP)
         conf, wide = self.conflicts, self.conflicts_long
@@ -74,6 +76,12 @@ class JunctionGate:
         self.granted: BoolArray = np.zeros(0, dtype=bool)
         self.grant_age: FloatArray = np.zeros(0)
         self._position: IntArray = np.full(info.n, -1, dtype=np.int64)  # scratch of `serve`
+
+    def keep_clear_of_long_vehicles(self) -> None:
+        """Makes vehicles wait clear of the turns long vehicles take (`entry_setbacks`):
+        for a simulation that has trucks or buses (elsewhere the room is better used by
+        the queues)."""
+        self.setback = entry_setbacks(self.info)
 
     def resize(self, capacity: int) -> None:
         grown = np.zeros(capacity, dtype=bool)
@@ -180,8 +188,11 @@ def _gaps(
             m += 1
     entry, slots = np.empty(m), np.empty(m, dtype=np.int64)
     for c in range(m):
-        entry[c] = start[cand[c], entry_hop[cand[c]]]
-        slots[c] = me[cand[c]]
+        # How far each is from where it waits (the entry's setback before it): first
+        # come, first served, whatever the setback of its lane.
+        i = cand[c]
+        entry[c] = start[i, entry_hop[i]] - setback[lanes[i, entry_hop[i] - 1]]
+        slots[c] = me[i]
     requests = Requests(
         start=np.empty(m, dtype=np.int64),
         end=np.empty(m, dtype=np.int64),
@@ -206,8 +217,7 @@ def _gaps(
         if grant[c]:
             granted[slots[c]] = True
         else:
-            i = cand[c]
-            out[i] = entry[c] - setback[lanes[i, entry_hop[i] - 1]]
+            out[cand[c]] = entry[c]
 
 
 @njit_leaf
@@ -283,7 +293,8 @@ class Requests(NamedTuple):
         start, end: Request c needs the lanes ``lane[start[c]:end[c]]``, its path through
             the junction.
         lane: The lanes of all paths (with room to spare between the threads' parts).
-        entry: Distance from the vehicle to the entry (m): first come, first served.
+        entry: Distance from the vehicle to where it waits for the entry (the entry less
+            its lane's setback, m): first come, first served.
         slot: The vehicle's slot, which breaks ties.
         is_long: Whether it is a long vehicle (`LONG_VEHICLE`).
     """
@@ -616,7 +627,7 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
     that turns and that long vehicles take (not the tight turns they avoid), the outline is located on the lanes; where it falls within
     `MAX_SETBACK` of the end of a lane that ends at a junction (other than the turn's own
     lanes before and after it), that lane's setback becomes the distance to its end
-    plus a metre.
+    plus a metre, but never more than the lane's length less `SHORT_LINK`.
     """
     setback = np.full(info.n, SETBACK)
     table = info.table
@@ -690,7 +701,10 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
     distance = info.length[uid] - info.progress(uid, s)
     near = distance + 1.0 <= MAX_SETBACK
     np.maximum.at(setback, uid[near], distance[near] + 1.0)
-    return setback
+    # A short lane between two junctions (which count as one box) keeps its room: a
+    # vehicle waits on the lane, never back in the junction before it.
+    out: FloatArray = np.minimum(setback, np.maximum(SETBACK, info.length - SHORT_LINK))
+    return out
 
 
 def _taken_by_long(info: LaneInfo) -> BoolArray:

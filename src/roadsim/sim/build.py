@@ -139,6 +139,7 @@ class WorldBuilder:
         state = WorldState.empty(max(n, 1))
         for name in ("x", "y", "z", "heading", "speed", "length", "width", "height", "s", "t"):
             getattr(state, name)[:n] = [r[name] for r in rows]
+        state.steer[:n] = [r.get("steer", 0.0) for r in rows]
         for name in ("kind", "model", "control", "uid"):
             getattr(state, name)[:n] = [int(r[name]) for r in rows]
         state.id[:n] = np.arange(n)
@@ -387,7 +388,17 @@ class WorldBuilder:
             behaviour.normal(speed_cfg.mean, speed_cfg.std, size=n), speed_cfg.min, speed_cfg.max
         )
         v0 = info.speed_limit[uid] * factor
-        speed = 0.9 * v0  # the simulation lowers it where the vehicle ahead is close
+        # Below the speed from which the curves ahead can be taken (the simulation
+        # lowers it further where the vehicle ahead is close), the wheels already turned
+        # as the lane bends.
+        table = info.table
+        at = table.ptr[uid] + np.clip(
+            (p / table.spacing[uid]).astype(np.int64), 0, table.count[uid] - 1
+        )
+        speed = np.minimum(0.9 * v0, np.sqrt(table.envelope_sq[at]))
+        wheelbase = np.array([VEHICLE_MODELS[str(m)].wheelbase for m in models])
+        sin_beta = np.clip(table.curvature[at] * 0.5 * wheelbase, -0.99, 0.99)
+        steer = np.arctan(2.0 * np.tan(np.arcsin(sin_beta)))
         rows = []
         for k in range(n):
             rows.append(
@@ -397,6 +408,7 @@ class WorldBuilder:
                     "z": float(z[k]),
                     "heading": float(heading[k]),
                     "speed": float(speed[k]),
+                    "steer": float(steer[k]),
                     "length": float(length[k]),
                     "width": float(width[k]),
                     "height": float(height[k]),

@@ -65,7 +65,7 @@ from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.actor import Actor
 from roadsim.sim.build import MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner
-from roadsim.world.codes import ROUTE_BIT
+from roadsim.world.codes import LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import by_lane
@@ -195,6 +195,10 @@ class Simulation:
         if route and self.ego_slot is not None:  # the ego follows its route at forks
             self._salt[self.ego_slot] |= np.uint64(1) << np.uint64(ROUTE_BIT)
         self._traffic.resize(self.state.capacity)
+        st = self.state
+        if np.any(st.active & (st.kind == VEHICLE) & (st.length >= LONG_VEHICLE)):
+            # Trucks or buses (respawns keep the models): entries keep clear of their turns.
+            self._traffic.gate.keep_clear_of_long_vehicles()
         # Half the time the wheels take from straight to full lock (s), by slot.
         self._steer_lag = np.minimum(
             0.5 * self._limits.max_steer / np.maximum(self._limits.max_steer_rate, 1e-3), 2.0
