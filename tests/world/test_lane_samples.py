@@ -160,3 +160,21 @@ def test_straight_headings_are_the_angle_of_the_lane_direction_to_the_bit(name: 
             not (rows[:, DIR_X] == rows[0, DIR_X]).all()
             or not (rows[:, DIR_Y] == rows[0, DIR_Y]).all()
         )
+
+
+def test_a_centimetre_of_absurd_curvature_is_read_as_the_turn_it_makes(tmp_path: Path) -> None:
+    # Converted maps join lines with pieces like this (Town07: -630 1/m at a lane's end).
+    # Read at one sample, the spike set the speed envelope to 6 cm/s and stopped traffic.
+    from roadsim.errors import MapWarning
+    from roadsim.road.builder import Arc, Document
+
+    plan = PlanView(Pose(0.0, 0.0, 0.0), (Line(50.0), Arc(0.01, 5.0)))  # at the lanes' ends
+    road = RoadSpec("1", plan, [LaneSectionSpec(0.0, (LaneSpec(1), LaneSpec(-1)))])
+    path = tmp_path / "kink.xodr"
+    Document("kink", [road]).write(path)
+    with pytest.warns(MapWarning, match="a radius of 0.2 m"):
+        info = LaneInfo(load_map(path).prepare())
+    table = info.table
+    # The piece turns the road by 0.05 rad: a few hundredths per metre, not 5.
+    assert np.abs(table.curvature).max() < 0.1
+    assert np.sqrt(table.envelope_sq).min() > 5.0

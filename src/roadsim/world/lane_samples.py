@@ -111,11 +111,44 @@ class LaneSamples:
         self.t_lo[live] = np.minimum(inner, outer)
         self.t_hi[live] = np.maximum(inner, outer)
         self.curvature[live] = net.uid_curvature(u, sv)
+        self._turn_per_metre(uid, k, length)
         self.envelope_sq = self._envelope(uid, p)
         straight = self._straight(uid, k)
         if dense is not None:
             straight[dense] = False
         self._keep_ends(uid, k, straight, length)
+
+    def _turn_per_metre(self, uid: IntArray, k: IntArray, length: FloatArray) -> None:
+        """Replaces a sample's curvature by the turn of the centre line per metre around
+        it where the point value is a spike.
+
+        Converted maps join geometries with kinks and centimetre-long pieces of absurd
+        curvature (Town07: -630 1/m at a lane's end); read at one sample, such a spike
+        stops traffic (the speed envelope falls to 6 cm/s) and throws the steering. A
+        vehicle follows the heading change over metres: the angle between the chords to
+        the samples before and after, over their mean length (at least a metre; a lane's
+        end samples take their neighbour's). On a smooth curve the two agree to the
+        sampling error, and the point value stays."""
+        n = uid.size
+        if n < 3:
+            return
+        same_before = np.r_[False, uid[1:] == uid[:-1]]
+        same_after = np.r_[uid[:-1] == uid[1:], False]
+        inner = same_before & same_after
+        j = np.flatnonzero(inner)
+        ax, ay = self.x[j] - self.x[j - 1], self.y[j] - self.y[j - 1]
+        bx, by = self.x[j + 1] - self.x[j], self.y[j + 1] - self.y[j]
+        turn = np.arctan2(ax * by - ay * bx, ax * bx + ay * by)
+        span = np.maximum(0.5 * (np.hypot(ax, ay) + np.hypot(bx, by)), 1.0)
+        windowed = np.zeros(n)
+        windowed[j] = turn / span
+        # The ends of a lane: their neighbour's value (a lane of two samples: none).
+        first = same_after & ~same_before
+        last = same_before & ~same_after
+        windowed[first] = np.where(inner[np.flatnonzero(first) + 1], windowed[np.flatnonzero(first) + 1], 0.0)
+        windowed[last] = np.where(inner[np.flatnonzero(last) - 1], windowed[np.flatnonzero(last) - 1], 0.0)
+        spike = np.abs(self.curvature) > 2.0 * np.abs(windowed) + 0.05
+        self.curvature = np.where(spike, windowed, self.curvature)
 
     def _envelope(self, uid: IntArray, p: FloatArray) -> FloatArray:
         """Squared speed envelope of each sample: the highest speed from which a vehicle
