@@ -1,6 +1,7 @@
 """An object whose footprint overlaps a lane is seen from that lane (issue 27): a box
-across three lanes, a 50 m box whose centre lies in the next lane section, a car whose
-rear stands on the end of a driving lane and its centre on the sidewalk that follows.
+across three lanes, a 50 m box whose centre lies in the next lane section or on the
+next road, a car whose rear stands on the end of a driving lane and its centre on the
+sidewalk that follows.
 
 Scenes are built as in `tests.sensors.test_driver`, whose helpers put the actors
 exactly where a case wants them; on these straight roads x is s and y is t.
@@ -83,20 +84,23 @@ def test_a_box_across_three_lanes_is_seen_from_each_of_them(maps: dict[str, str]
 
 # -- long objects -------------------------------------------------------------------------------
 
-# A 50 m box whose near end is 27.7 m from the ego's bumper, its centre 52.7 m beyond:
-# ahead or behind, its centre in the next lane section (the straight map's sections meet
-# at x = 120).
+# A 50 m box whose near end is 27.7 m (42.7 m on the junction map) from the ego's bumper,
+# its centre 52.7 m (67.7 m) beyond: ahead or behind, its centre in the next lane section
+# (the straight map's sections meet at x = 120) or on the next road (the junction map:
+# road 1 to x = 100, road 2 from x = 110).
 LONG = [
     # map, ego (road, lane, spawn s), ego x, box x, visibility, gap (+ ahead, - behind)
     ("straight", ("1", -2, 10.0), 75.0, 130.0, 30.0, 27.7),
     ("straight", ("1", -2, 10.0), 165.0, 110.0, 30.0, -27.7),
+    ("junction", ("1", -2, 10.0), 50.0, 120.0, 45.0, 42.7),
+    ("junction", ("2", -2, 80.0), 160.0, 90.0, 45.0, -42.7),
 ]
 
 
 @pytest.mark.parametrize(
     ("name", "spawn", "x", "box_x", "visibility", "gap"),
     LONG,
-    ids=["ahead-section", "behind-section"],
+    ids=["ahead-section", "behind-section", "ahead-road", "behind-road"],
 )
 def test_a_long_box_whose_near_end_is_within_sight_is_seen(
     maps: dict[str, str],

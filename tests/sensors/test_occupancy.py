@@ -143,6 +143,7 @@ def test_footprints_match_a_stable_sort_of_every_entry(info: LaneInfo, lane_orde
     assert np.array_equal(
         occ.ptr, np.concatenate(([0], np.cumsum(np.bincount(lane, minlength=info.n))))
     )
+    assert occ.far == occ.reach.max() > 6.0  # the longest, up to 6 m
 
 
 def test_by_lane_is_a_stable_sort_by_lane_with_unknown_lanes_first() -> None:

@@ -12,6 +12,10 @@ route salt and the lane); a neighbour lane driven the other way is followed the 
 driver is headed, through its predecessors. Behind, the search for the nearest object
 explores every branch (a car may come from any of the roads that join), nearest first
 wins, with at most `STACK` lanes pending.
+
+The searches look for centres as far as the visibility distance, plus half the
+vehicle's length, plus the longest reach of any actor this tick (`LaneOccupancy.far`):
+the footprint of an actor whose centre lies further is out of sight.
 """
 
 from __future__ import annotations
@@ -51,7 +55,6 @@ WANT_ALL = 255  # everything: the whole view
 MISSING = -999.0
 STACK = 64  # lanes pending at most in a search behind
 MAX_HOPS = 4  # lane records the front of a vehicle may be past its centre's
-REACH_MARGIN = 10.0  # m: no actor reaches further than this from its centre along a lane
 LEFT, EGO, RIGHT = 0, 1, 2
 FRONT, REAR, FRONT_LEFT, REAR_LEFT, FRONT_RIGHT, REAR_RIGHT = range(6)
 SIGNS, LIGHTS, MARKS = 0, 1, 2  # columns of `Out.cursor`
@@ -790,7 +793,7 @@ def _objects(
     if e0 < 0:
         e0 = u
     q0 = pc if la.sign[e0] == la.sign[u] else la.length[e0] - pc
-    limit = vis + half + REACH_MARGIN
+    limit = vis + half + occ.far  # no footprint reaches further from its centre
     for j in range(3):
         if j == EGO and w & (WANT_FRONT | WANT_REAR) == 0:
             continue

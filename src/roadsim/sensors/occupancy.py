@@ -6,8 +6,9 @@ reaches into, however many (an actor changing lanes, a truck wider than its lane
 across three lanes); and the lanes of the lane sections before and after its own that
 its footprint reaches into along the road (a long truck, a car with its rear on the end
 of a lane and its centre on the lane that follows), at the progress of its centre
-counted along those lanes, so beyond their ends. `LaneOccupancy` is the sorted result;
-the compiled look-ups below find where a progress falls among a lane's entries with a binary search inside
+counted along those lanes, so beyond their ends. `LaneOccupancy` is the sorted result,
+with the longest reach of any actor (which bounds the searches); the compiled look-ups
+below find where a progress falls among a lane's entries with a binary search inside
 the lane's window. The driver sensor (`roadsim.sensors.driver`) walks lanes with them,
 and so, through it, does traffic.
 """
@@ -35,6 +36,9 @@ class LaneOccupancy(NamedTuple):
         ptr: CSR pointers by lane uid: lane ``u``'s entries are ``ptr[u]:ptr[u + 1]``.
         reach: Per actor slot, half its extent along its own lane (m): half its length
             for an actor aligned with the lane, half its width for one standing across.
+        far: The largest ``reach`` (m, 0 for none): no actor's footprint reaches
+            further from its centre along the lanes, so a search for the nearest
+            footprint within a distance looks this much further for centres.
     """
 
     slot: IntArray
@@ -42,6 +46,7 @@ class LaneOccupancy(NamedTuple):
     p: FloatArray
     ptr: IntArray
     reach: FloatArray
+    far: float
 
 
 def footprints(
@@ -92,7 +97,7 @@ class Placed(NamedTuple):
     sections after and before its own). A chunk whose entries do not fit in its
     ``room (b - a)`` places (b its stop) counts them all, and the pass runs again with
     more room. (Three entries a slot, most of them empty, made the sort read three
-    times as much.)
+    times as much.) ``far[c]`` is the largest reach among chunk c's slots.
 
     The sort is split over the threads by lanes: chunk c sorts the lanes
     ``edge[c]:edge[c + 1]``, which start at the lane of its first slot, so that with the
@@ -117,6 +122,7 @@ class Placed(NamedTuple):
     stray_lane: IntArray
     stray_p: FloatArray
     stray_count: IntArray
+    far: FloatArray
 
 
 #: Entries in other lanes than its own that `_place` makes room for per slot at first.
@@ -137,8 +143,8 @@ def _footprints(
     extra_lane: IntArray,
     extra_p: FloatArray,
     chunks: int,
-) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray]:
-    """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach)``. Two passes
+) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray, float]:
+    """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach, far)``. Two passes
     over the threads: `_place` (entries, counted by lane; again with more room where a
     chunk's did not fit), then `_sort_lanes`; between them only the size of the result
     is found."""
@@ -161,6 +167,7 @@ def _footprints(
             np.empty((room + 1) * n, dtype=np.int64),
             np.empty((room + 1) * n),
             np.zeros(chunks, dtype=np.int64),
+            np.zeros(chunks),
         )
         _place(chunks, la, active, uid, s, t, heading, length, width, placed, reach, np.arange(n))
         need = room
@@ -172,8 +179,10 @@ def _footprints(
             break
         room = need
     total = 0
+    far = 0.0
     for c in range(chunks):
         total += placed.own_count[c] + placed.stray_count[c]
+        far = max(far, placed.far[c])
     for e in range(extra_lane.shape[0]):
         if extra_lane[e] >= 0:
             total += 1
@@ -185,7 +194,7 @@ def _footprints(
         chunks, placed, extra_slot, extra_lane, extra_p, np.empty(lanes, dtype=np.int64),
         out_slot, out_uid, out_p,
     )  # fmt: skip
-    return out_slot, out_uid, out_p, placed.ptr, reach
+    return out_slot, out_uid, out_p, placed.ptr, reach, far
 
 
 @njit
@@ -249,6 +258,7 @@ def _place_rows(
     a, b = c * n // chunks, (c + 1) * n // chunks
     at = Room(room * a, room * b, (room + 1) * a, (room + 1) * b, lo_lane, hi_lane)
     side, stray, own = at.side, at.stray, 0
+    far = 0.0
     for j in range(order.shape[0]):
         prefetch_ahead(la, uid, s, slots, order, j, 2)
         k = order[j]
@@ -271,6 +281,7 @@ def _place_rows(
         cos_d, sin_d = math.fabs(ch * dx + sh * dy), math.fabs(sh * dx - ch * dy)
         along = 0.5 * (length[k] * cos_d + width[k] * sin_d)
         reach[k] = along
+        far = max(far, along)
         across = 0.5 * (length[k] * sin_d + width[k] * cos_d)
         t_lo, t_hi = t[k] - across, t[k] + across  # the footprint's, on the road
         if t_hi > hi or t_lo < lo:
@@ -292,6 +303,7 @@ def _place_rows(
     placed.side_count[c] = side - at.side
     placed.stray_count[c] = stray - at.stray
     placed.own_count[c] = own
+    placed.far[c] = far
 
 
 _place = njit_rows(_place_rows)
@@ -496,6 +508,7 @@ def occupancy(
 ) -> LaneOccupancy:
     """The occupancy of ``lanes`` lane uids by entries (slot, uid, p), with the actors'
     ``reach`` by slot; entries of uid -1 are left out."""
+    reach = np.ascontiguousarray(reach, dtype=np.float64)
     return LaneOccupancy(
         *sort_entries(
             lanes,
@@ -503,7 +516,8 @@ def occupancy(
             np.ascontiguousarray(uid, dtype=np.int64),
             np.ascontiguousarray(p, dtype=np.float64),
         ),
-        np.ascontiguousarray(reach, dtype=np.float64),
+        reach,
+        float(reach.max(initial=0.0)),
     )
 
 
