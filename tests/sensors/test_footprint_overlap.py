@@ -132,8 +132,10 @@ def test_a_long_box_whose_near_end_is_within_sight_is_seen(
     [
         # Lane -2 of road "e" leads into a sidewalk at x = 50, in the same road.
         (("e", -2, 10.0), 20.0, Y2, 51.5, Y_SIDEWALK),
+        # Lane -1 of road "e" leads into road "f", a pedestrian zone, at x = 100.
+        (("e", -1, 10.0), 70.0, Y1, 101.5, Y1),
     ],
-    ids=["next-section"],
+    ids=["next-section", "next-road"],
 )
 def test_a_car_standing_on_the_end_of_a_driving_lane_is_seen(
     maps: dict[str, str],

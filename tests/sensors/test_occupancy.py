@@ -10,7 +10,7 @@ import pytest
 import roadsim
 from roadsim._trig import sin_cos
 from roadsim.sensors.driver import DriverSensor
-from roadsim.sensors.driver_kernels import Out, search_ahead, search_behind, step_lane
+from roadsim.sensors.driver_kernels import Out, _pick, search_ahead, search_behind, step_lane
 from roadsim.sensors.occupancy import LaneOccupancy, footprints, occupancy
 from roadsim.sim.build import MODEL_NAMES
 from roadsim.world.lane_info import LaneInfo
@@ -157,7 +157,8 @@ def _ahead_reference(
     limit: float,
 ) -> tuple[int, float]:  # fmt: skip
     """The first entry ahead of q in the lane, else the rearmost of the next lanes of the
-    route (along the lane's driving direction) that is not the vehicle itself."""
+    route (along the lane's driving direction) that is not the vehicle itself; where a
+    drivable lane has no drivable successor, the route goes on into one of the map's."""
     la, tab = sensor.info.arrays, sensor.tables
     entries = [e for e in range(occ.ptr[lane], occ.ptr[lane + 1]) if occ.slot[e] != me]
     ahead = [e for e in entries if occ.p[e] > q]
@@ -165,7 +166,10 @@ def _ahead_reference(
         return int(occ.slot[ahead[0]]), float(occ.p[ahead[0]] - q)
     offset, cur = la.length[lane] - q, lane
     while offset <= limit:
-        cur = step_lane(la, tab, salt, cur, True)
+        nxt = step_lane(la, tab, salt, cur, True)
+        if nxt < 0 and la.drivable[cur]:
+            nxt = _pick(tab.succ_idx, tab.succ_ptr[cur], tab.succ_ptr[cur + 1], salt, cur)
+        cur = nxt
         if cur < 0:
             break
         others = [e for e in range(occ.ptr[cur], occ.ptr[cur + 1]) if occ.slot[e] != me]
@@ -179,7 +183,8 @@ def _behind_reference(
     occ: LaneOccupancy, sensor: DriverSensor, me: int, lane: int, q: float, limit: float
 ) -> float:
     """Distance to the nearest entry at or behind q, over every chain of predecessors
-    (Dijkstra); inf for none within the limit."""
+    (Dijkstra: a drivable lane's drivable ones, or the map's where it has none); inf for
+    none within the limit."""
     la, graph = sensor.info.arrays, sensor.info.net.graph
     back = [e for e in range(occ.ptr[lane], occ.ptr[lane + 1]) if occ.slot[e] != me]
     back = [e for e in back if occ.p[e] <= q]
@@ -187,7 +192,7 @@ def _behind_reference(
         return float(q - occ.p[back[-1]])
 
     def preds(u: int) -> list[int]:
-        if la.drivable[u]:
+        if la.drivable[u] and la.prev_ptr[u + 1] > la.prev_ptr[u]:
             return la.prev_idx[la.prev_ptr[u] : la.prev_ptr[u + 1]].tolist()  # type: ignore[no-any-return]
         return graph.pred_idx[graph.pred_ptr[u] : graph.pred_ptr[u + 1]].tolist()  # type: ignore[no-any-return]
 
