@@ -24,6 +24,7 @@ from roadsim.road.builder import (
     RoadMarkSpec,
     RoadSpec,
     SignalSpec,
+    link_roads,
     link_sections,
     speed_limit,
     stop_sign,
@@ -36,6 +37,7 @@ __all__ = [
     "SHOULDER",
     "SIDEWALK",
     "curve",
+    "dead_end",
     "junction",
     "lane_drop",
     "opening",
@@ -258,3 +260,31 @@ def opening() -> Document:
     ]
     road = RoadSpec("o", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), link_sections(sections))
     return Document("opening", [road])
+
+
+def dead_end() -> Document:
+    """Roads "e" (x = 0-100) and "f" (x = 100-140) due east, one way, "f" linked to the
+    end of "e".
+
+    Road "e": lanes -1 and -2 driving from s = 0 to 50; from 50 on, lane -1 driving and
+    lane -2 a sidewalk `SIDEWALK` wide (centre t = -4.5), which lane -2 leads into.
+    Road "f": lane -1 a sidewalk as wide as a lane (a pedestrian zone), which lane -1 of
+    "e" leads into. Both are where their driving lanes' streams end.
+    """
+    sections = [
+        LaneSectionSpec(
+            0.0,
+            (LaneSpec(-1, "driving", LANE, (DASH,)), LaneSpec(-2, "driving", LANE, (EDGE,))),
+            (YELLOW,),
+        ),
+        LaneSectionSpec(
+            50.0,
+            (LaneSpec(-1, "driving", LANE, (EDGE,)), LaneSpec(-2, "sidewalk", SIDEWALK, (CURB,))),
+            (YELLOW,),
+        ),
+    ]
+    e = RoadSpec("e", PlanView(Pose(0.0, 0.0, 0.0), (Line(100.0),)), link_sections(sections))
+    zone = LaneSectionSpec(0.0, (LaneSpec(-1, "sidewalk", LANE, (CURB,)),), (YELLOW,))
+    f = RoadSpec("f", PlanView(Pose(100.0, 0.0, 0.0), (Line(40.0),)), [zone])
+    link_roads(e.end("end"), f.end("start"), [(-1, -1)])
+    return Document("dead_end", [e, f])

@@ -10,7 +10,7 @@ import pytest
 import roadsim
 from roadsim._trig import sin_cos
 from roadsim.sensors.driver import DriverSensor
-from roadsim.sensors.driver_kernels import Out, search_ahead, search_behind, step_lane
+from roadsim.sensors.driver_kernels import Out, _pick, search_ahead, search_behind, step_lane
 from roadsim.sensors.occupancy import LaneOccupancy, footprints, occupancy
 from roadsim.sim.build import MODEL_NAMES
 from roadsim.world.lane_info import LaneInfo
@@ -42,10 +42,13 @@ def _footprint_entries(
     info: LaneInfo, active: np.ndarray, uid: np.ndarray, s: np.ndarray, t: np.ndarray,
     heading: np.ndarray, length: np.ndarray, width: np.ndarray,
 ) -> list[tuple[int, int, float]]:  # fmt: skip
-    """`footprints`' entries (slot, lane, progress) one by one, in the order they are
-    entered: by slot, each slot's own lane, then the left and the right neighbour lane
-    where the footprint reaches over the lane's edge."""
-    la = info.arrays
+    """`footprints`' entries (slot, lane, progress) one by one, by slot: each slot's own
+    lane, then every other lane of its road that its footprint's extent across and along
+    the lane overlaps, at the same s (the lanes of its own section from the lane beside
+    it on, while the footprint passes the edge of the lane before; in the sections
+    before and after its own, the lanes whose width where their section is nearest the
+    actor overlaps the footprint's)."""
+    la, lanes = info.arrays, info.net.lanes
     entries = []
     for k in range(uid.size):
         u = int(uid[k])
@@ -53,19 +56,38 @@ def _footprint_entries(
             continue
         q = progress(la, u, s[k])
         entries.append((k, u, q))
-        lo, hi = bounds(la, u, q)
         dx, dy = direction(la, u, q)
         sh, ch = sin_cos(heading[k])
         cos_d, sin_d = abs(ch * dx + sh * dy), abs(sh * dx - ch * dy)
+        along = 0.5 * (length[k] * cos_d + width[k] * sin_d)
         across = 0.5 * (length[k] * sin_d + width[k] * cos_d)
-        offset = la.sign[u] * (t[k] - 0.5 * (lo + hi))
-        half = 0.5 * (hi - lo)
-        for left in (True, False):
-            over = offset + across > half if left else offset - across < -half
-            other = int(la.left_uid[u] if left else la.right_uid[u])
-            if over and other >= 0 and la.sign[other] != 0.0:
-                same = la.sign[other] == la.sign[u]
-                entries.append((k, other, q if same else la.length[other] - q))
+        t_lo, t_hi = t[k] - across, t[k] + across
+        sec = int(lanes.section[u])
+        first, count = int(lanes.sec_first_uid[sec]), int(lanes.sec_count[sec])
+        centre = int(lanes.sec_center_uid[sec])
+        for step in (-1, 1):  # uids run from larger t to smaller
+            x = u
+            while True:
+                lo, hi = bounds(la, x, progress(la, x, s[k]))
+                if not (t_hi > hi if step < 0 else t_lo < lo):
+                    break
+                x += step
+                x += step if x == centre else 0
+                if not first <= x < first + count:
+                    break
+                entries.append((k, x, progress(la, x, s[k])))
+        road = int(lanes.road[u])
+        for other in np.flatnonzero(lanes.sec_road == road):
+            s0, s1 = float(lanes.sec_s0[other]), float(lanes.sec_s1[other])
+            if other == sec or s1 <= s0 or s0 >= s[k] + along or s1 <= s[k] - along:
+                continue
+            start = int(lanes.sec_first_uid[other])
+            for x in range(start, start + int(lanes.sec_count[other])):
+                if la.sign[x] == 0.0:
+                    continue
+                lo, hi = bounds(la, x, progress(la, x, min(max(s[k], s0), s1)))
+                if lo < t_hi and hi > t_lo:
+                    entries.append((k, x, progress(la, x, s[k])))
     return entries
 
 
@@ -101,6 +123,12 @@ def test_footprints_match_a_stable_sort_of_every_entry(info: LaneInfo, lane_orde
         la, active, uid, s, t, heading, length, width, (extra_slot, extra_lane, extra_p)
     )
     entries = _footprint_entries(info, active, uid, s, t, heading, length, width)
+    # Some two lanes away from the actor's own, some in the sections before and after.
+    slot, lane = (np.array(column) for column in list(zip(*entries, strict=True))[:2])
+    sec, own = info.net.lanes.section, uid[slot]
+    beside = (sec[lane] == sec[own]) & (lane != own)
+    assert beside.sum() > 200 and (np.abs(lane - own)[beside] >= 2).sum() > 10
+    assert (sec[lane] < sec[own]).sum() > 10 and (sec[lane] > sec[own]).sum() > 10
     entries += [
         (int(k), int(u), float(q))
         for k, u, q in zip(extra_slot, extra_lane, extra_p, strict=True)
@@ -111,10 +139,11 @@ def test_footprints_match_a_stable_sort_of_every_entry(info: LaneInfo, lane_orde
     order = np.lexsort((p, lane))  # stable: ties keep the order they were entered in
     assert np.array_equal(occ.slot, slot[order])
     assert np.array_equal(occ.uid, lane[order])
-    assert np.array_equal(occ.p, p[order])
+    assert np.allclose(occ.p, p[order], rtol=0.0, atol=1e-9)
     assert np.array_equal(
         occ.ptr, np.concatenate(([0], np.cumsum(np.bincount(lane, minlength=info.n))))
     )
+    assert occ.far == occ.reach.max() > 6.0  # the longest, up to 6 m
 
 
 def test_by_lane_is_a_stable_sort_by_lane_with_unknown_lanes_first() -> None:
@@ -128,7 +157,8 @@ def _ahead_reference(
     limit: float,
 ) -> tuple[int, float]:  # fmt: skip
     """The first entry ahead of q in the lane, else the rearmost of the next lanes of the
-    route (along the lane's driving direction) that is not the vehicle itself."""
+    route (along the lane's driving direction) that is not the vehicle itself; where a
+    drivable lane has no drivable successor, the route goes on into one of the map's."""
     la, tab = sensor.info.arrays, sensor.tables
     entries = [e for e in range(occ.ptr[lane], occ.ptr[lane + 1]) if occ.slot[e] != me]
     ahead = [e for e in entries if occ.p[e] > q]
@@ -136,7 +166,10 @@ def _ahead_reference(
         return int(occ.slot[ahead[0]]), float(occ.p[ahead[0]] - q)
     offset, cur = la.length[lane] - q, lane
     while offset <= limit:
-        cur = step_lane(la, tab, salt, cur, True)
+        nxt = step_lane(la, tab, salt, cur, True)
+        if nxt < 0 and la.drivable[cur]:
+            nxt = _pick(tab.succ_idx, tab.succ_ptr[cur], tab.succ_ptr[cur + 1], salt, cur)
+        cur = nxt
         if cur < 0:
             break
         others = [e for e in range(occ.ptr[cur], occ.ptr[cur + 1]) if occ.slot[e] != me]
@@ -150,7 +183,8 @@ def _behind_reference(
     occ: LaneOccupancy, sensor: DriverSensor, me: int, lane: int, q: float, limit: float
 ) -> float:
     """Distance to the nearest entry at or behind q, over every chain of predecessors
-    (Dijkstra); inf for none within the limit."""
+    (Dijkstra: a drivable lane's drivable ones, or the map's where it has none); inf for
+    none within the limit."""
     la, graph = sensor.info.arrays, sensor.info.net.graph
     back = [e for e in range(occ.ptr[lane], occ.ptr[lane + 1]) if occ.slot[e] != me]
     back = [e for e in back if occ.p[e] <= q]
@@ -158,7 +192,7 @@ def _behind_reference(
         return float(q - occ.p[back[-1]])
 
     def preds(u: int) -> list[int]:
-        if la.drivable[u]:
+        if la.drivable[u] and la.prev_ptr[u + 1] > la.prev_ptr[u]:
             return la.prev_idx[la.prev_ptr[u] : la.prev_ptr[u + 1]].tolist()  # type: ignore[no-any-return]
         return graph.pred_idx[graph.pred_ptr[u] : graph.pred_ptr[u + 1]].tolist()  # type: ignore[no-any-return]
 

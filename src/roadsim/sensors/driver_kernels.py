@@ -11,7 +11,13 @@ vehicle's route takes (`roadsim.world.lane_kernels.choose_next`: a hash of the v
 route salt and the lane); a neighbour lane driven the other way is followed the way the
 driver is headed, through its predecessors. Behind, the search for the nearest object
 explores every branch (a car may come from any of the roads that join), nearest first
-wins, with at most `STACK` lanes pending.
+wins, with at most `STACK` lanes pending. Where a drivable lane leads into no drivable
+lane (it ends in a sidewalk, a shoulder), the searches go on into the lanes the map
+links it to: an actor standing there may reach back into the lane.
+
+The searches look for centres as far as the visibility distance, plus half the
+vehicle's length, plus the longest reach of any actor this tick (`LaneOccupancy.far`):
+the footprint of an actor whose centre lies further is out of sight.
 """
 
 from __future__ import annotations
@@ -51,7 +57,6 @@ WANT_ALL = 255  # everything: the whole view
 MISSING = -999.0
 STACK = 64  # lanes pending at most in a search behind
 MAX_HOPS = 4  # lane records the front of a vehicle may be past its centre's
-REACH_MARGIN = 10.0  # m: no actor reaches further than this from its centre along a lane
 LEFT, EGO, RIGHT = 0, 1, 2
 FRONT, REAR, FRONT_LEFT, REAR_LEFT, FRONT_RIGHT, REAR_RIGHT = range(6)
 SIGNS, LIGHTS, MARKS = 0, 1, 2  # columns of `Out.cursor`
@@ -305,6 +310,18 @@ def _from(occ: LaneOccupancy, lane: int, k: int, up: bool, me: int) -> int:
 
 
 @njit_leaf
+def _onward(la: LaneArrays, tab: Tables, salt: np.uint64, u: int, forward: bool) -> int:
+    """The next lane of a search's stream through ``u``: `step_lane`'s, or where a
+    drivable lane leads into no drivable lane, one the map links it to (-1: none)."""
+    nxt = step_lane(la, tab, salt, u, forward)
+    if nxt >= 0 or u < 0 or la.drivable[u] == 0:
+        return nxt
+    if forward:
+        return _pick(tab.succ_idx, tab.succ_ptr[u], tab.succ_ptr[u + 1], salt, u)
+    return _pick(tab.pred_idx, tab.pred_ptr[u], tab.pred_ptr[u + 1], salt, u)
+
+
+@njit_leaf
 def search_ahead(
     la: LaneArrays,
     tab: Tables,
@@ -332,7 +349,7 @@ def search_ahead(
             p = occ.p[k]
             return int(occ.slot[k]), off + (p if aligned else la.length[rec] - p), int(rec), p
         off += la.length[rec]
-        rec = step_lane(la, tab, salt, rec, aligned)
+        rec = _onward(la, tab, salt, rec, aligned)
         first = False
     return -1, _INF, -1, 0.0
 
@@ -354,11 +371,13 @@ def _push(
     la: LaneArrays, tab: Tables, rec: int, forward: bool, off: float, top: int, out: Out, c: int
 ) -> int:
     """Pushes every next lane of ``rec`` (successors or predecessors) at ``off`` on chunk
-    c's stack, as far as it has room."""
+    c's stack, as far as it has room: for a drivable lane its drivable ones, or where it
+    has none, the map's."""
     if la.drivable[rec] != 0:
-        if forward:
+        if forward and la.next_ptr[rec + 1] > la.next_ptr[rec]:
             return _push_row(la.next_ptr, la.next_idx, rec, off, top, out, c)
-        return _push_row(la.prev_ptr, la.prev_idx, rec, off, top, out, c)
+        if not forward and la.prev_ptr[rec + 1] > la.prev_ptr[rec]:
+            return _push_row(la.prev_ptr, la.prev_idx, rec, off, top, out, c)
     if forward:
         return _push_row(tab.succ_ptr, tab.succ_idx, rec, off, top, out, c)
     return _push_row(tab.pred_ptr, tab.pred_idx, rec, off, top, out, c)
@@ -790,7 +809,7 @@ def _objects(
     if e0 < 0:
         e0 = u
     q0 = pc if la.sign[e0] == la.sign[u] else la.length[e0] - pc
-    limit = vis + half + REACH_MARGIN
+    limit = vis + half + occ.far  # no footprint reaches further from its centre
     for j in range(3):
         if j == EGO and w & (WANT_FRONT | WANT_REAR) == 0:
             continue

@@ -1,11 +1,16 @@
 """Who is on which lane: every actor sorted by (lane, progress), once per tick.
 
-`footprints` enters each active actor on a lane in its own lane, at the progress of its
-centre, and in each neighbour lane its footprint reaches into (an actor changing lanes,
-a truck wider than its lane, a box across two lanes). `LaneOccupancy` is the sorted
-result; the compiled look-ups below find where a progress falls among a lane's entries with
-a binary search inside the lane's window. The driver sensor
-(`roadsim.sensors.driver`) walks lanes with them, and so, through it, does traffic.
+`footprints` enters each active actor on a lane in every lane of its road its footprint
+overlaps: its own lane, at the progress of its centre; the lanes beside it that it
+reaches into, however many (an actor changing lanes, a truck wider than its lane, a box
+across three lanes); and the lanes of the lane sections before and after its own that
+its footprint reaches into along the road (a long truck, a car with its rear on the end
+of a lane and its centre on the lane that follows), at the progress of its centre
+counted along those lanes, so beyond their ends. `LaneOccupancy` is the sorted result,
+with the longest reach of any actor (which bounds the searches); the compiled look-ups
+below find where a progress falls among a lane's entries with a binary search inside
+the lane's window. The driver sensor (`roadsim.sensors.driver`) walks lanes with them,
+and so, through it, does traffic.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ class LaneOccupancy(NamedTuple):
         ptr: CSR pointers by lane uid: lane ``u``'s entries are ``ptr[u]:ptr[u + 1]``.
         reach: Per actor slot, half its extent along its own lane (m): half its length
             for an actor aligned with the lane, half its width for one standing across.
+        far: The largest ``reach`` (m, 0 for none): no actor's footprint reaches
+            further from its centre along the lanes, so a search for the nearest
+            footprint within a distance looks this much further for centres.
     """
 
     slot: IntArray
@@ -38,6 +46,7 @@ class LaneOccupancy(NamedTuple):
     p: FloatArray
     ptr: IntArray
     reach: FloatArray
+    far: float
 
 
 def footprints(
@@ -51,13 +60,18 @@ def footprints(
     width: FloatArray,
     extra: tuple[IntArray, IntArray, FloatArray] | None = None,
 ) -> LaneOccupancy:
-    """The occupancy of this tick: every active actor on a lane, in its own lane and in
-    the neighbour lanes its footprint overlaps.
+    """The occupancy of this tick: every active actor on a lane, in every lane of its
+    road that its footprint overlaps.
 
-    An actor at offset ``o`` from its lane's centre line, at angle ``d`` to the lane,
-    reaches ``0.5 (L |sin d| + W |cos d|)`` to each side; where that passes the lane's
-    edge, the actor is in the neighbour lane on that side too (any lane type, either
-    driving direction), at the same place along the road.
+    An actor of length L and width W at angle ``d`` to its lane reaches
+    ``0.5 (L |sin d| + W |cos d|)`` to each side of its centre and
+    ``0.5 (L |cos d| + W |sin d|)`` along the road (its ``reach``). Where that passes
+    the edge of its lane, the actor is in the lane beside it on that side too (any lane
+    type, either driving direction), at the same place along the road, and so on while
+    it passes the edge of that one. Where it passes the start or the end of its lane
+    section, it is in each lane of the sections it reaches into (of its road) whose
+    width at the section's border nearest the actor overlaps its footprint's, at its
+    centre's progress along that lane (below 0 or beyond the lane's length).
 
     ``extra`` entries (slot, lane, progress) are added as they are, but for those of lane
     -1, which enter nothing: the traffic model enters vehicles that signal a lane change
@@ -75,11 +89,15 @@ class Placed(NamedTuple):
     """`_place`'s entries before the sort, and how the sort shares the lanes out.
 
     Slot k's entry in its own lane is ``lane[k]`` at ``p[k]`` (lane -1: none); the
-    entries of the slots that reach into a neighbour lane (a few hundred of 10,000) are
+    entries of the slots that reach into other lanes (a few hundred of 10,000) are
     listed apart, as ``side_slot``, ``side_lane``, ``side_p``: chunk c of the slots
-    (`roadsim._jit.chunk`) lists its own from index ``2 a`` on, a its first slot,
-    ``side_count[c]`` of them, by slot, the left neighbour before the right. (Three
-    entries a slot, most of them empty, made the sort read three times as much.)
+    (`roadsim._jit.chunk`) lists its own from index ``room a`` on, a its first slot and
+    ``room`` the side arrays' length over the slots', ``side_count[c]`` of them, by slot
+    (the lanes beside it toward larger t, then toward smaller t, then those of the
+    sections after and before its own). A chunk whose entries do not fit in its
+    ``room (b - a)`` places (b its stop) counts them all, and the pass runs again with
+    more room. (Three entries a slot, most of them empty, made the sort read three
+    times as much.) ``far[c]`` is the largest reach among chunk c's slots.
 
     The sort is split over the threads by lanes: chunk c sorts the lanes
     ``edge[c]:edge[c + 1]``, which start at the lane of its first slot, so that with the
@@ -88,8 +106,8 @@ class Placed(NamedTuple):
     the chunk that owns u (``own_count[c]`` of them in chunk c's lanes); the entries
     of a chunk's slots that fall in another chunk's lanes, strays (vehicles that moved
     on to another lane since the slots were sorted), are listed apart, in slot order,
-    as ``stray_slot``, ``stray_lane``, ``stray_p``: chunk c's from index ``3 a`` on,
-    ``stray_count[c]`` of them."""
+    as ``stray_slot``, ``stray_lane``, ``stray_p``: chunk c's from index
+    ``(room + 1) a`` on, ``stray_count[c]`` of them."""
 
     lane: IntArray
     p: FloatArray
@@ -104,6 +122,11 @@ class Placed(NamedTuple):
     stray_lane: IntArray
     stray_p: FloatArray
     stray_count: IntArray
+    far: FloatArray
+
+
+#: Entries in other lanes than its own that `_place` makes room for per slot at first.
+ROOM = 2
 
 
 @njit
@@ -120,32 +143,46 @@ def _footprints(
     extra_lane: IntArray,
     extra_p: FloatArray,
     chunks: int,
-) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray]:
-    """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach)``. Two passes
-    over the threads: `_place` (entries, counted by lane), then `_sort_lanes`; between
-    them only the size of the result is found."""
+) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray, float]:
+    """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach, far)``. Two passes
+    over the threads: `_place` (entries, counted by lane; again with more room where a
+    chunk's did not fit), then `_sort_lanes`; between them only the size of the result
+    is found."""
     n = uid.size
     lanes = la.length.shape[0]
-    placed = Placed(
-        np.empty(n, dtype=np.int64),
-        np.empty(n),
-        np.empty(2 * n, dtype=np.int64),
-        np.empty(2 * n, dtype=np.int64),
-        np.empty(2 * n),
-        np.zeros(chunks, dtype=np.int64),
-        _edges(active, uid, lanes, chunks),
-        np.empty(lanes + 1, dtype=np.int64),
-        np.zeros(chunks, dtype=np.int64),
-        np.empty(3 * n, dtype=np.int64),
-        np.empty(3 * n, dtype=np.int64),
-        np.empty(3 * n),
-        np.zeros(chunks, dtype=np.int64),
-    )
     reach = np.empty(n)
-    _place(chunks, la, active, uid, s, t, heading, length, width, placed, reach, np.arange(n))
+    room = ROOM
+    while True:
+        placed = Placed(
+            np.empty(n, dtype=np.int64),
+            np.empty(n),
+            np.empty(room * n, dtype=np.int64),
+            np.empty(room * n, dtype=np.int64),
+            np.empty(room * n),
+            np.zeros(chunks, dtype=np.int64),
+            _edges(active, uid, lanes, chunks),
+            np.empty(lanes + 1, dtype=np.int64),
+            np.zeros(chunks, dtype=np.int64),
+            np.empty((room + 1) * n, dtype=np.int64),
+            np.empty((room + 1) * n, dtype=np.int64),
+            np.empty((room + 1) * n),
+            np.zeros(chunks, dtype=np.int64),
+            np.zeros(chunks),
+        )
+        _place(chunks, la, active, uid, s, t, heading, length, width, placed, reach, np.arange(n))
+        need = room
+        for c in range(chunks):
+            size = (c + 1) * n // chunks - c * n // chunks
+            while placed.side_count[c] > need * size:
+                need += 1
+        if need == room:
+            break
+        room = need
     total = 0
+    far = 0.0
     for c in range(chunks):
         total += placed.own_count[c] + placed.stray_count[c]
+        far = max(far, placed.far[c])
     for e in range(extra_lane.shape[0]):
         if extra_lane[e] >= 0:
             total += 1
@@ -157,7 +194,7 @@ def _footprints(
         chunks, placed, extra_slot, extra_lane, extra_p, np.empty(lanes, dtype=np.int64),
         out_slot, out_uid, out_p,
     )  # fmt: skip
-    return out_slot, out_uid, out_p, placed.ptr, reach
+    return out_slot, out_uid, out_p, placed.ptr, reach, far
 
 
 @njit
@@ -177,6 +214,19 @@ def _edges(active: BoolArray, uid: IntArray, lanes: int, chunks: int) -> IntArra
     return edge
 
 
+class Room(NamedTuple):
+    """Where chunk c of `_place` lists its entries in other lanes than their actors' own
+    (``side``, up to ``side_end``) and its strays (``stray``, up to ``stray_end``), and
+    the lanes it counts (``lo_lane`` to ``hi_lane``)."""
+
+    side: int
+    side_end: int
+    stray: int
+    stray_end: int
+    lo_lane: int
+    hi_lane: int
+
+
 @njit_loop
 def _place_rows(
     la: LaneArrays,
@@ -194,8 +244,8 @@ def _place_rows(
     chunks: int,
 ) -> None:
     """The entries of the slots k of chunk c of ``chunks`` of ``slots`` (0, 1, 2, ...):
-    the actor's own lane (lane -1 for a slot with no active actor on a lane), and its
-    left and right neighbours where it reaches into them; and its ``reach``, by slot.
+    the actor's own lane (lane -1 for a slot with no active actor on a lane), and every
+    other lane its footprint overlaps (see `footprints`); and its ``reach``, by slot.
     Counts the entries in the chunk's own lanes, and lists those in others (see
     `Placed`)."""
     lanes = la.length.shape[0]
@@ -203,10 +253,12 @@ def _place_rows(
     for u in range(lo_lane, hi_lane):
         placed.ptr[u] = 0
     order = chunk(slots, c, chunks)
-    side = 2 * (c * slots.shape[0] // chunks)
-    stray = 3 * (c * slots.shape[0] // chunks)
-    first, first_stray = side, stray
-    own = 0
+    n = slots.shape[0]
+    room = placed.side_slot.shape[0] // max(n, 1)
+    a, b = c * n // chunks, (c + 1) * n // chunks
+    at = Room(room * a, room * b, (room + 1) * a, (room + 1) * b, lo_lane, hi_lane)
+    side, stray, own = at.side, at.stray, 0
+    far = 0.0
     for j in range(order.shape[0]):
         prefetch_ahead(la, uid, s, slots, order, j, 2)
         k = order[j]
@@ -221,45 +273,120 @@ def _place_rows(
             placed.ptr[u] += 1
             own += 1
         else:
-            stray = _stray(placed, stray, k, u, q)
+            stray = _stray(placed, at, stray, k, u, q)
         lo, hi = bounds(la, u, q)
         # |cos| and |sin| of the angle d between the actor and the lane.
         dx, dy = direction(la, u, q)
         sh, ch = sin_cos(heading[k])
         cos_d, sin_d = math.fabs(ch * dx + sh * dy), math.fabs(sh * dx - ch * dy)
-        reach[k] = 0.5 * (length[k] * cos_d + width[k] * sin_d)
+        along = 0.5 * (length[k] * cos_d + width[k] * sin_d)
+        reach[k] = along
+        far = max(far, along)
         across = 0.5 * (length[k] * sin_d + width[k] * cos_d)
-        offset = la.sign[u] * (t[k] - 0.5 * (lo + hi))  # + left of the lane's direction
-        half = 0.5 * (hi - lo)
-        for left in (True, False):
-            over = offset + across > half if left else offset - across < -half
-            other = la.left_uid[u] if left else la.right_uid[u]
-            if over and other >= 0 and la.sign[other] != 0.0:
-                qo = q if la.sign[other] == la.sign[u] else la.length[other] - q
-                placed.side_slot[side] = k
-                placed.side_lane[side] = other
-                placed.side_p[side] = qo
-                side += 1
-                if lo_lane <= other < hi_lane:
-                    placed.ptr[other] += 1
-                    own += 1
-                else:
-                    stray = _stray(placed, stray, k, other, qo)
-    placed.side_count[c] = side - first
-    placed.stray_count[c] = stray - first_stray
+        t_lo, t_hi = t[k] - across, t[k] + across  # the footprint's, on the road
+        if t_hi > hi or t_lo < lo:
+            for up in (True, False):  # toward larger t, then smaller
+                x, edge = u, hi if up else lo
+                while (t_hi > edge) if up else (t_lo < edge):
+                    x = _beside(la, x, up)
+                    if x < 0:
+                        break
+                    qx = q if la.sign[x] == la.sign[u] else la.length[x] - q
+                    side, stray, own = _enter(placed, at, side, stray, own, k, x, qx)
+                    xlo, xhi = bounds(la, x, qx)
+                    edge = xhi if up else xlo
+        sk = s[k]
+        if sk + along > la.s1[u] or sk - along < la.s0[u]:
+            side, stray, own = _other_sections(
+                la, placed, at, side, stray, own, k, u, sk, along, t_lo, t_hi
+            )
+    placed.side_count[c] = side - at.side
+    placed.stray_count[c] = stray - at.stray
     placed.own_count[c] = own
+    placed.far[c] = far
 
 
 _place = njit_rows(_place_rows)
 
 
 @njit_leaf
-def _stray(placed: Placed, at: int, k: int, u: int, q: float) -> int:
-    """Lists slot k's entry in lane u, at q, as a stray at ``at``; returns the next place."""
-    placed.stray_slot[at] = k
-    placed.stray_lane[at] = u
-    placed.stray_p[at] = q
-    return at + 1
+def _beside(la: LaneArrays, x: int, up: bool) -> int:
+    """The lane beside lane x toward larger t (``up``) or smaller t, in its section (-1:
+    none); the center lane has none, and is passed over."""
+    if (la.sign[x] > 0.0) == up:
+        return int(la.left_uid[x])
+    return int(la.right_uid[x])
+
+
+@njit_leaf
+def _enter(
+    placed: Placed, at: Room, side: int, stray: int, own: int, k: int, x: int, q: float
+) -> tuple[int, int, int]:
+    """Lists slot k's entry in lane x (not its own), at q, where there is room (see
+    `Placed`); returns the next places and the count of the chunk's own lanes' entries."""
+    if side < at.side_end:
+        placed.side_slot[side] = k
+        placed.side_lane[side] = x
+        placed.side_p[side] = q
+    if at.lo_lane <= x < at.hi_lane:
+        placed.ptr[x] += 1
+        own += 1
+    else:
+        stray = _stray(placed, at, stray, k, x, q)
+    return side + 1, stray, own
+
+
+@njit_leaf
+def _other_sections(
+    la: LaneArrays,
+    placed: Placed,
+    at: Room,
+    side: int,
+    stray: int,
+    own: int,
+    k: int,
+    u: int,
+    sk: float,
+    along: float,
+    t_lo: float,
+    t_hi: float,
+) -> tuple[int, int, int]:
+    """Lists slot k's entries in the lanes of the sections of its road after and before
+    lane u's (its own) that its footprint reaches into: from road s ``sk - along`` to
+    ``sk + along``, from t ``t_lo`` to ``t_hi``. A road's lane uids run by section in
+    order of s (`roadsim.road.lanes`)."""
+    lanes = la.length.shape[0]
+    road, section = la.road[u], la.section[u]
+    for later in (True, False):
+        step = 1 if later else -1
+        x = u + step
+        while 0 <= x < lanes and la.section[x] == section:
+            x += step
+        while 0 <= x < lanes and la.road[x] == road:
+            if (la.s0[x] >= sk + along) if later else (la.s1[x] <= sk - along):
+                break
+            sec = la.section[x]
+            while 0 <= x < lanes and la.section[x] == sec:
+                if la.sign[x] != 0.0 and la.s1[x] > la.s0[x]:
+                    # The lane's width where the section meets the actor's.
+                    near = min(max(sk, la.s0[x]), la.s1[x])
+                    xlo, xhi = bounds(la, x, progress(la, x, near))
+                    if xlo < t_hi and xhi > t_lo:
+                        q = progress(la, x, sk)
+                        side, stray, own = _enter(placed, at, side, stray, own, k, x, q)
+                x += step
+    return side, stray, own
+
+
+@njit_leaf
+def _stray(placed: Placed, at: Room, i: int, k: int, u: int, q: float) -> int:
+    """Lists slot k's entry in lane u, at q, as a stray at ``i`` where there is room;
+    returns the next place."""
+    if i < at.stray_end:
+        placed.stray_slot[i] = k
+        placed.stray_lane[i] = u
+        placed.stray_p[i] = q
+    return i + 1
 
 
 @njit_loop
@@ -281,13 +408,14 @@ def _sort_lane_rows(
     their entries into ``out_*``, where the entries of the chunks' lanes before follow
     each other."""
     n = placed.lane.shape[0]
+    room = placed.side_slot.shape[0] // max(n, 1)
     lo_lane, hi_lane = placed.edge[c], placed.edge[c + 1]
     # The entries of the lanes before this chunk's, and this chunk's counts.
     start = 0
     for r in range(c):
         start += placed.own_count[r]
     for r in range(chunks):
-        at = 3 * (r * n // chunks)
+        at = (room + 1) * (r * n // chunks)
         for e in range(at, at + placed.stray_count[r]):
             lane = placed.stray_lane[e]
             if lane < lo_lane:
@@ -307,14 +435,14 @@ def _sort_lane_rows(
     ptr = placed.ptr
     for r in range(chunks):
         if r != c:
-            at = 3 * (r * n // chunks)
+            at = (room + 1) * (r * n // chunks)
             for e in range(at, at + placed.stray_count[r]):
                 lane = placed.stray_lane[e]
                 if lo_lane <= lane < hi_lane:
                     k, q = placed.stray_slot[e], placed.stray_p[e]
                     _insert(ptr, fill, out_slot, out_uid, out_p, k, lane, q)
             continue
-        e = 2 * (c * n // chunks)
+        e = room * (c * n // chunks)
         end = e + placed.side_count[c]
         for k in range(c * n // chunks, (c + 1) * n // chunks):
             lane = placed.lane[k]
@@ -378,8 +506,9 @@ def _insert(
 def occupancy(
     lanes: int, slot: IntArray, uid: IntArray, p: FloatArray, reach: FloatArray
 ) -> LaneOccupancy:
-    """The occupancy of ``lanes`` lane uids by entries (slot, uid, p); entries of uid -1
-    are left out."""
+    """The occupancy of ``lanes`` lane uids by entries (slot, uid, p), with the actors'
+    ``reach`` by slot; entries of uid -1 are left out."""
+    reach = np.ascontiguousarray(reach, dtype=np.float64)
     return LaneOccupancy(
         *sort_entries(
             lanes,
@@ -387,7 +516,8 @@ def occupancy(
             np.ascontiguousarray(uid, dtype=np.int64),
             np.ascontiguousarray(p, dtype=np.float64),
         ),
-        np.ascontiguousarray(reach, dtype=np.float64),
+        reach,
+        float(reach.max(initial=0.0)),
     )
 
 
