@@ -13,9 +13,8 @@ from roadsim.sim.traffic_stats import STUCK_AFTER, TrafficStats
 
 
 def _town(count: int, seed: int = 0) -> Scenario:
-    return Scenario.model_validate(
-        {"map": "town", "seed": seed, "traffic": {"count": count, "min_gap": 10, "mix": {"car": 1.0}}}
-    )
+    traffic = {"count": count, "min_gap": 10, "mix": {"car": 1.0}}
+    return Scenario.model_validate({"map": "town", "seed": seed, "traffic": traffic})
 
 
 @pytest.mark.slow

@@ -623,11 +623,14 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
     turned from the path by its slip angle, so the ends of a long one swing out of the
     curve (a 12 m truck in a turn of 7 m radius: its front some 3 m) and over the mouths
     of the streets beside its path, where traffic waits.
+
     For a `SWEEP_LENGTH` x `SWEEP_WIDTH` box at every sample of every connecting lane
-    that turns and that long vehicles take (not the tight turns they avoid), the outline is located on the lanes; where it falls within
-    `MAX_SETBACK` of the end of a lane that ends at a junction (other than the turn's own
-    lanes before and after it), that lane's setback becomes the distance to its end
-    plus a metre, but never more than the lane's length less `SHORT_LINK`.
+    that turns and that long vehicles take (not the tight turns they avoid), and for
+    `SWEEP_LAG` metres after it, the outline is located on the lanes. Where it falls
+    within `MAX_SETBACK` of the end of a lane that ends at a junction (other than the
+    turn's own lanes before and after it), that lane's setback becomes the distance to
+    its end plus a metre, but never more than the lane's length less `SHORT_LINK`.
+    `JunctionGate.keep_clear_of_long_vehicles` applies them.
     """
     setback = np.full(info.n, SETBACK)
     table = info.table
@@ -648,7 +651,9 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
     along = np.linspace(-half_l, half_l, int(SWEEP_LENGTH) + 1)
     across = np.linspace(-half_w, half_w, 4)
     local_x = np.concatenate((along, along, np.full(4, half_l), np.full(4, -half_l)))
-    local_y = np.concatenate((np.full(along.size, half_w), np.full(along.size, -half_w), across, across))
+    local_y = np.concatenate(
+        (np.full(along.size, half_w), np.full(along.size, -half_w), across, across)
+    )
     # The body turns away from its path by the slip angle: the centre of a kinematic
     # bicycle drives at beta = asin(curvature * wheelbase / 2) to the body's heading;
     # and the body turns late, as the wheels do: by the slip of `SWEEP_LAG` metres back.

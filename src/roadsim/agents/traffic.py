@@ -273,9 +273,9 @@ class TrafficModel:
         envelope_sq, curvature = np.empty(n), np.empty(n)
         chunks = chunks_for(n)
         prepare(
-            chunks, la, self.straight_heading, actors, drivers, me, self.target_uid, self.merge_into,
-            self.change_timer, round(time / dt) + 1, dt, p, target, extra, may_change, want,
-            self.light_ahead, VISIBILITY, order, envelope_sq, curvature,
+            chunks, la, self.straight_heading, actors, drivers, me, self.target_uid,
+            self.merge_into, self.change_timer, round(time / dt) + 1, dt, p, target, extra,
+            may_change, want, self.light_ahead, VISIBILITY, order, envelope_sq, curvature,
         )  # fmt: skip
         planned = target.copy()
         # Vehicles signalling a change, or merging before a lane drop, are seen in the lane

@@ -145,8 +145,9 @@ class LaneSamples:
         # The ends of a lane: their neighbour's value (a lane of two samples: none).
         first = same_after & ~same_before
         last = same_before & ~same_after
-        windowed[first] = np.where(inner[np.flatnonzero(first) + 1], windowed[np.flatnonzero(first) + 1], 0.0)
-        windowed[last] = np.where(inner[np.flatnonzero(last) - 1], windowed[np.flatnonzero(last) - 1], 0.0)
+        head, tail = np.flatnonzero(first), np.flatnonzero(last)
+        windowed[head] = np.where(inner[head + 1], windowed[head + 1], 0.0)
+        windowed[tail] = np.where(inner[tail - 1], windowed[tail - 1], 0.0)
         spike = np.abs(self.curvature) > 2.0 * np.abs(windowed) + 0.05
         self.curvature = np.where(spike, windowed, self.curvature)
 
