@@ -39,6 +39,15 @@ class VehicleLimits:
     max_steer_rate: FloatArray  # rad/s
 
 
+def wheel_angle(curvature: FloatArray | float, wheelbase: FloatArray) -> FloatArray:
+    """The front-wheel angle with which the kinematic bicycle's centre drives a path of
+    ``curvature``: slip angle beta = asin(curvature * wheelbase / 2) (kept below 0.99
+    of its range), tan(wheel) = 2 tan(beta)."""
+    beta = np.arcsin(np.clip(np.multiply(curvature, 0.5 * wheelbase), -0.99, 0.99))
+    out: FloatArray = np.arctan(2.0 * np.tan(beta))
+    return out
+
+
 def step_bicycle(
     x: FloatArray,
     y: FloatArray,

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._types import FloatArray, IntArray
-from roadsim.agents.dynamics import VehicleLimits
+from roadsim.agents.dynamics import VehicleLimits, wheel_angle
 from roadsim.agents.idm import IdmParams
 from roadsim.errors import TrafficWarning
 from roadsim.road.network import RoadNetwork
@@ -397,8 +397,7 @@ class WorldBuilder:
         )
         speed = np.minimum(0.9 * v0, np.sqrt(table.envelope_sq[at]))
         wheelbase = np.array([VEHICLE_MODELS[str(m)].wheelbase for m in models])
-        sin_beta = np.clip(table.curvature[at] * 0.5 * wheelbase, -0.99, 0.99)
-        steer = np.arctan(2.0 * np.tan(np.arcsin(sin_beta)))
+        steer = wheel_angle(table.curvature[at], wheelbase)
         rows = []
         for k in range(n):
             rows.append(

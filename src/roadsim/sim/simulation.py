@@ -49,7 +49,7 @@ import numpy.typing as npt
 
 from roadsim._checks import as_id, as_ids, as_number
 from roadsim._types import FloatArray, IntArray
-from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots
+from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots, wheel_angle
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.scripted import Controls, ScriptedObjects
 from roadsim.agents.traffic import TrafficModel, TrafficParams
@@ -528,9 +528,7 @@ class Simulation:
                     - cmd.brake * self._limits.max_decel[slots]
                 )
             if cmd.curvature is not None:
-                lr = 0.5 * self._limits.wheelbase[slots]
-                beta = np.arcsin(np.clip(cmd.curvature * lr, -0.99, 0.99))
-                steer[k] = np.arctan(2.0 * np.tan(beta))
+                steer[k] = wheel_angle(cmd.curvature, self._limits.wheelbase[slots])
             else:
                 steer[k] = np.clip(cmd.steering, -1.0, 1.0) * self._limits.max_steer[slots]
         return accel, steer
