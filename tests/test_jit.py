@@ -159,15 +159,51 @@ def test_share_and_chunk_cover_every_row_once() -> None:
         assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
 
 
-def test_a_threaded_pass_is_written_from_its_row_kernels_parameters() -> None:
+def test_a_passs_forms_are_written_from_its_row_kernels_parameters() -> None:
     from roadsim.agents.dynamics import _bicycle_rows, _bicycle_threaded
 
-    assert _bicycle_threaded.py_func.__name__ == "bicycle_rows_threaded"
-    assert _bicycle_threaded.py_func.__module__ == "roadsim.agents.dynamics"
     params = list(_bicycle_rows.py_func.__code__.co_varnames[:19])
     assert params[-2:] == ["c", "chunks"]
-    threaded = list(_bicycle_threaded.py_func.__code__.co_varnames[:18])
-    assert threaded == ["_chunks", *params[:-2]]
+    for threaded, name in ((True, "bicycle_rows_threaded"), (False, "bicycle_rows_here")):
+        form = _bicycle_threaded.form(threaded)
+        assert form.py_func.__name__ == name
+        assert form.py_func.__module__ == "roadsim.agents.dynamics"
+        assert list(form.py_func.__code__.co_varnames[:18]) == ["_chunks", *params[:-2]]
+        assert form.targetoptions.get("parallel", False) is threaded
+
+
+@_jit.njit_loop
+def _add_rows(x: np.ndarray, out: np.ndarray, c: int, chunks: int) -> None:  # type: ignore[type-arg]
+    first, stop = _jit.share(x.shape[0], c, chunks)
+    for i in range(first, stop):
+        out[i] = x[i] + 1.0
+
+
+_add = _jit.njit_rows(_add_rows)
+
+
+@_jit.njit_split
+def _add_twice(x: np.ndarray, chunks: int) -> np.ndarray:  # type: ignore[type-arg]
+    once = np.empty_like(x)
+    _add(chunks, x, once)
+    twice = np.empty_like(x)
+    _add(chunks, once, twice)
+    return twice
+
+
+def test_a_pass_and_a_kernel_that_calls_passes_run_on_threads_only_when_split() -> None:
+    x = np.arange(10.0)
+    out = np.empty_like(x)
+    _add(1, x, out)
+    assert np.array_equal(out, x + 1.0)
+    assert not _add._forms  # (one chunk calls the row kernel itself: no form compiled)
+    assert np.array_equal(_add_twice(x, 1), x + 2.0)
+    assert list(_add_twice._forms) == [False]  # type: ignore[attr-defined]
+    assert not _add.form(False).targetoptions.get("parallel", False)
+    assert np.array_equal(_add_twice(x, 2), x + 2.0)
+    assert list(_add_twice._forms) == [False, True]  # type: ignore[attr-defined]
+    assert _add_twice.form(True).py_func.__qualname__ == "_add_twice_threaded"  # type: ignore[attr-defined]
+    assert _add.form(True).targetoptions["parallel"] is True
 
 
 def test_a_row_kernel_must_end_with_its_chunk() -> None:

@@ -12,6 +12,8 @@ pass is split in is an argument (`chunks_for`), never a compiled constant, so on
 serves every thread count, and a pass over few rows runs on the calling thread alone:
 handing rows to a second thread costs more than it saves there, and far more when the
 other core is busy (each pass then waits for the OS to schedule the second thread).
+The threaded form of a pass, numba's parallel loop, is compiled on first use: a small
+scene never compiles it.
 
 ``error_model="numpy"`` makes a division by zero give inf or NaN as numpy does, instead
 of raising.
@@ -31,6 +33,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import inspect
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -210,53 +213,133 @@ def njit_loop(fn: F) -> F:
     return cast(F, kernel)
 
 
-def njit_rows(row: Callable[..., None]) -> Callable[..., None]:
-    """The threaded form of a pass over rows (generated from ``row``).
+class Pass:
+    """A pass over rows, written once as its row kernel (`njit_rows`).
+
+    Called as ``pass_(chunks, *args)`` with the row kernel's arguments but its last two:
+    with one chunk it calls the row kernel once on the calling thread (chunk 0 of 1),
+    else its threaded form once, which runs chunk c of ``chunks`` on numba's threads, in
+    a ``numba.prange`` loop. The threaded form is compiled on first use only: numba
+    compiles the row kernel a second time inside a parallel loop, and a scene too small
+    to split its passes (`chunks_for`) never needs it. Kernels that call passes are
+    compiled in one form for each way (`njit_split`).
+    """
+
+    def __init__(self, row: Callable[..., None]) -> None:
+        py_func = row.py_func  # type: ignore[attr-defined]
+        params = list(inspect.signature(py_func).parameters)
+        if params[-2:] != ["c", "chunks"]:
+            raise TypeError(f"{py_func.__qualname__}: a row kernel ends with (c, chunks)")
+        self.row = row
+        self.__name__ = py_func.__name__.strip("_")
+        self.__doc__ = py_func.__doc__
+        self._params = params[:-2]
+        self._forms: dict[bool, Any] = {}
+
+    def __call__(self, chunks: int, *args: Any) -> None:
+        if chunks <= 1:
+            self.row(*args, 0, 1)
+        else:
+            self.form(True)(chunks, *args)
+
+    def form(self, threaded: bool) -> Any:
+        """The pass as a kernel of ``(chunks, *args)``, for kernels that call it: with
+        ``threaded``, chunk c of ``chunks`` on numba's threads (one chunk: the calling
+        thread); else every row on the calling thread, whatever ``chunks`` says. Its
+        source is written from the row kernel's parameter names, so the two never
+        disagree, and the row kernel compiles one signature for every form.
+
+        The threaded body must stay one call: numba's parallel lowering (0.68) drops
+        stores into arrays reached through a named tuple (``out.gap[i] = ...``) made in
+        the prange body itself, but not those made inside a kernel called from it."""
+        if threaded not in self._forms:
+            self._forms[threaded] = self._compile(threaded)
+        return self._forms[threaded]
+
+    def _compile(self, threaded: bool) -> Any:
+        py_func = self.row.py_func  # type: ignore[attr-defined]
+        args = "".join(f"{name}, " for name in self._params)
+        name = f"{self.__name__}_{'threaded' if threaded else 'here'}"
+        body = (
+            f"    if _chunks <= 1:\n"
+            f"        _row({args}_np.int64(0), _np.int64(1))\n"
+            f"    else:\n"
+            f"        for _c in _prange(_chunks):\n"
+            f"            _row({args}_np.int64(_c), _np.int64(_chunks))\n"
+        )
+        if not threaded:
+            body = f"    _row({args}_np.int64(0), _np.int64(1))\n"
+        # Compiled as if it stood in the row kernel's file, so that it is cached beside it.
+        namespace: dict[str, Any] = {
+            "__name__": py_func.__module__,
+            "_row": self.row,
+            "_np": np,
+            "_prange": numba.prange,
+        }
+        source = f"def {name}(_chunks, {args}):\n{body}"
+        exec(compile(source, inspect.getfile(py_func), "exec"), namespace)
+        form = namespace[name]
+        form.__qualname__ = name
+        form.__doc__ = f"`{py_func.__name__}` as a pass (`roadsim._jit.Pass`)."
+        kernel = numba.njit(
+            cache=True, nogil=True, error_model="numpy", parallel=threaded, **_NO_REFCOUNT
+        )(form)
+        _KERNELS.append(kernel)
+        return kernel
+
+
+def njit_rows(row: Callable[..., None]) -> Pass:
+    """The pass over rows that ``row`` does a chunk of (`Pass`).
 
     ``row`` is a `njit_loop` kernel whose last two parameters are ``c`` and ``chunks``:
     it does chunk c of ``chunks`` of the pass's rows (`chunk` cuts an order of rows in
     chunks, `share` a range), and every row writes only its own outputs (scratch, if
-    any, by chunk), so the results do not depend on the split. The kernel made here
-    takes ``chunks`` first (see `chunks_for`), then ``row``'s other parameters: with
-    one chunk it calls ``row`` once on the calling thread, else once a chunk in a
-    ``numba.prange`` loop over the threads. Its source is written from ``row``'s
-    parameter names, so the two never disagree, and ``row`` compiles one signature for
-    both ways.
-
-    The body must stay one call: numba's parallel lowering (0.68) drops stores into
-    arrays reached through a named tuple (``out.gap[i] = ...``) made in the prange body
-    itself, but not those made inside a kernel called from it.
+    any, by chunk), so the results do not depend on the split. The pass takes
+    ``chunks`` first (see `chunks_for`), then ``row``'s other parameters.
     """
-    py_func = row.py_func  # type: ignore[attr-defined]
-    params = list(inspect.signature(py_func).parameters)
-    if params[-2:] != ["c", "chunks"]:
-        raise TypeError(f"{py_func.__qualname__}: a row kernel ends with (c, chunks)")
-    args = "".join(f"{name}, " for name in params[:-2])
-    name = f"{py_func.__name__.strip('_')}_threaded"
-    source = (
-        f"def {name}(_chunks, {args}):\n"
-        f"    if _chunks <= 1:\n"
-        f"        _row({args}_np.int64(0), _np.int64(1))\n"
-        f"    else:\n"
-        f"        for _c in _prange(_chunks):\n"
-        f"            _row({args}_np.int64(_c), _np.int64(_chunks))\n"
-    )
-    # Compiled as if it stood in ``row``'s file, so that it is cached beside it.
-    namespace: dict[str, Any] = {
-        "__name__": py_func.__module__,
-        "_row": row,
-        "_np": np,
-        "_prange": numba.prange,
-    }
-    exec(compile(source, inspect.getfile(py_func), "exec"), namespace)
-    threaded = namespace[name]
-    threaded.__qualname__ = name
-    threaded.__doc__ = f"`{py_func.__name__}`, the rows split over the threads (`roadsim._jit.njit_rows`)."
-    kernel = numba.njit(cache=True, nogil=True, error_model="numpy", parallel=True, **_NO_REFCOUNT)(
-        threaded
-    )
-    _KERNELS.append(kernel)
-    return cast(Callable[..., None], kernel)
+    return Pass(row)
+
+
+class Split:
+    """A kernel that calls passes (`Pass`) or other such kernels, compiled in two forms
+    (`njit_split`): one in which every pass runs on the calling thread, and one in which
+    they split their rows over numba's threads. A call takes the first where its
+    ``chunks`` argument is 1, so that a small scene never compiles parallel code."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.py_func = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self._chunks_at = list(inspect.signature(fn).parameters).index("chunks")
+        self._forms: dict[bool, Any] = {}
+
+    def __call__(self, *args: Any) -> Any:
+        return self.form(args[self._chunks_at] > 1)(*args)
+
+    def form(self, threaded: bool) -> Any:
+        """The kernel in which the passes it calls (and the kernels of this kind it
+        calls) are their forms `Pass.form` ``threaded``. Made on first use, when every
+        name the kernel reads in its module exists."""
+        if threaded not in self._forms:
+            fn = self.py_func
+            names = dict(fn.__globals__)
+            for key in fn.__code__.co_names:  # (the globals it reads)
+                value = names.get(key)
+                if isinstance(value, Pass | Split):
+                    names[key] = value.form(threaded)
+            form = types.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__)
+            form.__qualname__ = fn.__qualname__ + ("_threaded" if threaded else "")
+            form.__doc__ = fn.__doc__
+            kernel = numba.njit(cache=True, nogil=True, error_model="numpy")(form)
+            _KERNELS.append(kernel)
+            self._forms[threaded] = kernel
+        return self._forms[threaded]
+
+
+def njit_split(fn: F) -> F:
+    """Compiles a kernel that calls passes (`njit_rows`) in one form for each way they
+    run (`Split`); it has a parameter ``chunks``, the chunks of its passes."""
+    return cast(F, Split(fn))
 
 
 #: Rows a pass needs before it splits them over the threads, unless it says otherwise.

@@ -20,10 +20,10 @@ from scipy.spatial import cKDTree
 from roadsim._jit import (
     chunk,
     chunks_for,
-    njit,
     njit_leaf,
     njit_loop,
     njit_rows,
+    njit_split,
     share,
     split_from,
 )
@@ -135,7 +135,7 @@ class JunctionGate:
         return out
 
 
-@njit
+@njit_split
 def _gaps(
     la: LaneArrays,
     occ: LaneOccupancy,

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from roadsim._jit import chunk, chunks_for, njit, njit_leaf, njit_loop, njit_rows
+from roadsim._jit import chunk, chunks_for, njit, njit_leaf, njit_loop, njit_rows, njit_split
 from roadsim._trig import sin_cos
 from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.world.lane_kernels import LaneArrays, bounds, direction, prefetch_ahead, progress
@@ -129,7 +129,7 @@ class Placed(NamedTuple):
 ROOM = 2
 
 
-@njit
+@njit_split
 def _footprints(
     la: LaneArrays,
     active: BoolArray,

@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._jit import chunks_for, njit, njit_leaf, njit_loop, njit_rows, share
+from roadsim._jit import chunks_for, njit, njit_leaf, njit_loop, njit_rows, njit_split, share
 from roadsim._types import BoolArray, FloatArray, IntArray
 
 __all__ = ["find_overlaps"]
@@ -108,7 +108,7 @@ def find_overlaps(
     return _overlaps((x, y, h, ln, w), mask, chunks_for(mask.shape[0], _MIN_PARALLEL))
 
 
-@njit
+@njit_split
 def _overlaps(boxes: Boxes, active: BoolArray, chunks: int) -> tuple[IntArray, IntArray]:
     """`find_overlaps` on float64 arrays and a bool array of one shape (N,).
 
@@ -247,7 +247,7 @@ def _cells(x0: float, x1: float, y0: float, y1: float, ex: float, ey: float) -> 
     return grid
 
 
-@njit
+@njit_split
 def _banded(
     boxes: Boxes, ex: FloatArray, ey: FloatArray, grid: FloatArray, m: int, chunks: int
 ) -> tuple[IntArray, int]:
