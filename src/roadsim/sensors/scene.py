@@ -444,9 +444,9 @@ class Scene:
         k = np.where(valid, tri, 0) + np.where(moving, len(self.static.surface), 0)
         normal = ng.astype(np.float64)
         length = np.sqrt(np.einsum("ij,ij->i", normal, normal))
+        length[~valid] = np.nan  # (a miss has no normal)
         # Unit, facing the ray (NaN for none).
         scale = np.where(np.einsum("ij,ij->i", normal, d) > 0.0, -1.0, 1.0) / length
-        scale[~valid] = np.nan
         normal *= scale[:, None]
         if not len(self._surface):
             return Hits.none(len(t))

@@ -74,7 +74,7 @@ class RaySensors:
             try:
                 actor = self._actor(spec, state, ego_id)
             except QueryError as exc:
-                raise scenario.source.error([(("sensors", i, "vehicle"), str(exc))]) from None
+                raise scenario.source.error([(("sensors", i, "vehicle"), exc.args[0])]) from None
             self._add(spec, actor, taken)
 
     def add(
@@ -98,7 +98,11 @@ class RaySensors:
             raise ArgumentError(f"add_sensor: id: a sensor has the id {spec.id} already")
         if spec.id is not None:
             self._ids.add(spec.id)
-        return self._add(spec, self._actor(spec, state, ego_id), taken)
+        try:
+            actor = self._actor(spec, state, ego_id)
+        except QueryError as exc:
+            raise QueryError(f"add_sensor: vehicle: {exc.args[0]}") from None
+        return self._add(spec, actor, taken)
 
     def _add(self, spec: RayTracerSpec | LidarSpec, actor: int, taken: set[str]) -> RaySensor:
         sensor_id = spec.id if spec.id is not None else max(self._ids, default=0) + 1
@@ -117,11 +121,11 @@ class RaySensors:
             return -1
         if spec.vehicle == "ego":
             if ego_id is None:
-                raise QueryError("vehicle: the sensor rides on the ego, but there is no ego")
+                raise QueryError("the sensor rides on the ego, but there is no ego")
             return ego_id
         actor = int(spec.vehicle)
         if not np.any(state.id == actor):
-            raise QueryError(f"vehicle: no actor has the id {actor}")
+            raise QueryError(f"no actor has the id {actor}")
         return actor
 
     # -- sampling ----------------------------------------------------------------------------------------
