@@ -103,7 +103,7 @@ class _RaySensor(_Strict):
         if value not in MOUNT_LOCATIONS:
             import difflib
 
-            close = difflib.get_close_matches(value, MOUNT_LOCATIONS, n=1)
+            close = difflib.get_close_matches(value, MOUNT_LOCATIONS, n=1, cutoff=0.5)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(
                 f"unknown mounting location {value!r}{hint}, expected {'|'.join(MOUNT_LOCATIONS)}"
