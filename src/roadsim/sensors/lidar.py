@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._types import BoolArray, FloatArray, IntArray
+from roadsim._types import FloatArray, IntArray
 from roadsim.road.surface_classes import SURFACE_CLASSES, SURFACE_IDS
 from roadsim.scenario.sensors import LidarSpec
 from roadsim.sensors.mount import Mount, Pose
@@ -179,38 +179,42 @@ class Lidar(RaySensor):
             return None
         n = self.rays
         d_world = self.directions @ pose.rotation.T
-        tr = trace(
-            scene,
-            np.broadcast_to(pose.position, (n, 3)),
-            d_world,
-            np.full(n, self.range),
-            self.bounces,
-            ignore_actor=self.mount.actor,
-        )
-        ray, seg = np.nonzero(tr.valid)  # by ray, then by segment
-        dist = tr.distances[ray, seg]
-        # Direction of each point's last segment (world), for the intensity and the noise.
-        if self.bounces:
+        origins = np.broadcast_to(pose.position, (n, 3))
+        if self.bounces == 0:  # direct returns only: no trace, points along the rays
+            hits = scene.cast(origins, d_world, self.range, ignore_actor=self.mount.actor)
+            ray = np.flatnonzero(hits.valid)
+            seg = np.zeros(len(ray), dtype=np.int64)
+            path = hits.distance[ray]
+            surface, actor, lane = hits.surface[ray], hits.actor[ray], hits.lane[ray]
+            cos = np.abs(np.einsum("ij,ij->i", d_world[ray], hits.normal[ray]))
+            intensity = REFLECTIVITY[surface] * cos
+            seg_dir = self.directions[ray]  # (sensor frame)
+            points = seg_dir * path[:, None]
+        else:
+            tr = trace(
+                scene, origins, d_world, np.full(n, self.range), self.bounces,
+                ignore_actor=self.mount.actor,
+            )  # fmt: skip
+            ray, seg = np.nonzero(tr.valid)  # by ray, then by segment
+            surface, actor, lane = (
+                tr.surface_ids[ray, seg], tr.actor_ids[ray, seg], tr.lane_uids[ray, seg],
+            )  # fmt: skip
+            # Each point's last segment (sensor frame), for the intensity and the noise.
+            points = pose.to_sensor(tr.locations[ray, seg])
             prev = np.where(
-                (seg > 0)[:, None], tr.locations[ray, np.maximum(seg - 1, 0)], pose.position
+                (seg > 0)[:, None],
+                pose.to_sensor(tr.locations[ray, np.maximum(seg - 1, 0)]),
+                0.0,
             )
-            seg_dir = tr.locations[ray, seg] - prev
+            seg_dir = points - prev
             seg_dir /= np.linalg.norm(seg_dir, axis=1, keepdims=True).clip(1e-12)
             path = np.cumsum(np.nan_to_num(tr.distances), axis=1)[ray, seg]
-        else:
-            seg_dir = d_world[ray]
-            path = dist
-        cos = np.abs(np.einsum("ij,ij->i", seg_dir, tr.normals[ray, seg]))
-        intensity = REFLECTIVITY[tr.surface_ids[ray, seg]] * cos
-        if self.bounces:
+            normal = tr.normals[ray, seg] @ pose.rotation
+            cos = np.abs(np.einsum("ij,ij->i", seg_dir, normal))
             # Each reflection before the point dims it by that surface's reflectance.
-            refl = np.where(
-                tr.valid, REFLECTIVITY[tr.surface_ids], 1.0
-            )
+            refl = np.where(tr.valid, REFLECTIVITY[tr.surface_ids], 1.0)
             before = np.cumprod(np.concatenate((np.ones((n, 1)), refl[:, :-1]), axis=1), axis=1)
-            intensity = intensity * before[ray, seg]
-        points = tr.locations[ray, seg]
-        keep: BoolArray | None = None
+            intensity = REFLECTIVITY[surface] * cos * before[ray, seg]
         spec = self.spec
         if spec.range_noise_std > 0.0 or spec.dropout > 0.0:
             rng = np.random.default_rng(
@@ -223,20 +227,22 @@ class Lidar(RaySensor):
                 path = path + noise
             if spec.dropout > 0.0:
                 keep = drop >= spec.dropout
-        if keep is not None:
-            ray, seg, points, path, intensity = ray[keep], seg[keep], points[keep], path[keep], intensity[keep]
+                ray, seg, points, path, intensity = (
+                    ray[keep], seg[keep], points[keep], path[keep], intensity[keep]
+                )
+                surface, actor, lane = surface[keep], actor[keep], lane[keep]
         return PointCloud(
             name=self.name,
             sensor_id=self.id,
             frame=frame,
             time=time,
             pose=pose,
-            xyz=pose.to_sensor(points).astype(np.float32),
+            xyz=points.astype(np.float32),
             range=path.astype(np.float32),
             intensity=intensity.astype(np.float32),
-            surface_ids=tr.surface_ids[ray, seg],
-            actor_ids=tr.actor_ids[ray, seg],
-            lane_uids=tr.lane_uids[ray, seg],
+            surface_ids=surface,
+            actor_ids=actor,
+            lane_uids=lane,
             channel=self.channel[ray],
             azimuth=self.azimuth[ray],
             time_offset=self.time_offset[ray],

@@ -10,8 +10,9 @@ origin) in float32, which is what Embree traces in: 1 mm resolution holds within
 65 km of that origin, where world coordinates of a georeferenced map (x = 500,000 m)
 would leave 3 cm steps.
 
-embreex (Embree 4) traces one ray at a time in C, with the GIL released around each ray;
-`RayPool` splits large batches over threads (`MIN_RAYS_PER_THREAD`).
+embreex (Embree 4) traces one ray at a time in C, and releases the GIL while it does (a
+pure-Python thread keeps running beside a cast); `RayPool` splits large batches over
+threads (`MIN_RAYS_PER_THREAD`).
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ Int32Array = npt.NDArray[np.int32]
 UInt8Array = npt.NDArray[np.uint8]
 
 #: Fewest rays per thread for a batch to be split over threads: below it, one thread
-#: casts them all (handing a part to another thread costs more than it saves). Measured
-#: with ``benchmarks/bench_rays.py --threads`` (see ``docs/performance.md``).
-MIN_RAYS_PER_THREAD = 16_384
+#: casts them all. Measured with ``benchmarks/bench_rays.py --threads`` on the 2-core
+#: machine with its other core busy (``docs/performance.md``): two threads cost 33% more
+#: at 1,024 rays, 5% from 16,384 to 65,536, nothing at 131,072; where the other core is
+#: free they are what makes a 64 x 2048 lidar cast in parallel.
+MIN_RAYS_PER_THREAD = 32_768
 
 
 @dataclass(frozen=True, slots=True)

@@ -359,11 +359,12 @@ class Scene:
         self.frame = frame
 
     def _tables(self) -> None:
-        """Class, actor and lane of every triangle: the static ones, then the moving."""
+        """Class, actor and lane of every triangle: the static ones, then the moving, then
+        an entry for no triangle (index -1)."""
         st, mv = self.static, self.moving
-        self._surface = np.concatenate((st.surface, mv.surface))
-        self._actor = np.concatenate((st.actor, mv.actor))
-        self._lane = np.concatenate((st.lane, mv.lane))
+        self._surface = np.concatenate((st.surface, mv.surface, [UNKNOWN])).astype(np.uint8)
+        self._actor = np.concatenate((st.actor, mv.actor, [-1]))
+        self._lane = np.concatenate((st.lane, mv.lane, [-1]))
 
     def cast(
         self,
@@ -386,33 +387,37 @@ class Scene:
         Returns:
             `Hits` (normals facing the rays).
         """
-        o = np.ascontiguousarray(origins, dtype=np.float64).reshape(-1, 3)
-        d = np.ascontiguousarray(directions, dtype=np.float64).reshape(-1, 3)
-        n = len(o)
-        m = np.broadcast_to(np.asarray(max_t, dtype=np.float64), (n,))
-        local = (o - self.origin).astype(np.float32)
+        o = np.asarray(origins, dtype=np.float64).reshape(-1, 3)
+        d = np.asarray(directions, dtype=np.float64).reshape(-1, 3)
+        n = len(d)
+        o = np.broadcast_to(o, (n, 3))
+        if o.strides[0] == 0:  # one origin for all (a lidar): shifted once
+            local = np.broadcast_to((o[0] - self.origin).astype(np.float32), (n, 3)).copy()
+        else:
+            local = (o - self.origin).astype(np.float32)
         d32 = d.astype(np.float32)
-        m32 = np.maximum(m, 0.0).astype(np.float32)
+        m = np.asarray(max_t, dtype=np.float64)
+        m32 = np.broadcast_to(np.maximum(m, 0.0).astype(np.float32), (n,)).copy()
         t = np.empty(n, dtype=np.float32)
         ng = np.empty((n, 3), dtype=np.float32)
         tri = np.empty(n, dtype=np.int32)
-        moving = np.empty(n, dtype=bool)
-
-        static, moving_mesh = self._static, self._moving_mesh(ignore_actor)
+        static, moving, first_moving = self._static, self._moving_mesh(ignore_actor), len(self.static.surface)
 
         def work(a: int, b: int) -> None:
             hs = static.intersect(local[a:b], d32[a:b], m32[a:b])
-            hm = moving_mesh.intersect(local[a:b], d32[a:b], hs.t)
-            near = hm.triangle >= 0
-            moving[a:b] = near
-            tri[a:b] = np.where(near, hm.triangle, hs.triangle)
-            t[a:b] = np.where(near, hm.t, hs.t)
-            ng[a:b] = np.where(near[:, None], hm.normal, hs.normal)
+            hm = moving.intersect(local[a:b], d32[a:b], hs.t)
+            near = np.flatnonzero(hm.triangle >= 0)
+            # The static hits, the nearer moving ones written over them (moving triangles
+            # follow the static ones in the attribute tables).
+            hs.triangle[near] = hm.triangle[near] + first_moving
+            hs.t[near] = hm.t[near]
+            hs.normal[near] = hm.normal[near]
+            tri[a:b], t[a:b], ng[a:b] = hs.triangle, hs.t, hs.normal
 
         self.pool.map(work, n)
-        hits = self._hits(d, t, ng, tri, moving)
+        hits = self._hits(d, t, ng, tri)
         if ignore_actor in self._static_actors:
-            hits = self._skip_actor(o, d, m, hits, ignore_actor)
+            hits = self._skip_actor(o, d, np.broadcast_to(m, (n,)), hits, ignore_actor)
         return hits
 
     def _moving_mesh(self, actor: int) -> TracedMesh:
@@ -437,28 +442,19 @@ class Scene:
         t: npt.NDArray[np.float32],
         ng: npt.NDArray[np.float32],
         tri: npt.NDArray[np.int32],
-        moving: npt.NDArray[np.bool_],
     ) -> Hits:
         valid = tri >= 0
-        # Moving triangles follow the static ones in the attribute tables.
-        k = np.where(valid, tri, 0) + np.where(moving, len(self.static.surface), 0)
-        normal = ng.astype(np.float64)
-        length = np.sqrt(np.einsum("ij,ij->i", normal, normal))
-        length[~valid] = np.nan  # (a miss has no normal)
-        # Unit, facing the ray (NaN for none).
-        scale = np.where(np.einsum("ij,ij->i", normal, d) > 0.0, -1.0, 1.0) / length
-        normal *= scale[:, None]
-        if not len(self._surface):
-            return Hits.none(len(t))
-        k = np.minimum(k, len(self._surface) - 1)
-        surface, actor, lane = self._surface[k], self._actor[k], self._lane[k]
-        surface = np.where(valid, surface, UNKNOWN).astype(np.uint8)
+        # Unit normals facing the ray (NaN for none), worked out in float32 (Embree's).
+        ng *= (np.where(np.einsum("ij,ij->i", ng, d.astype(np.float32)) > 0.0, -1.0, 1.0)
+               / np.where(valid, np.sqrt(np.einsum("ij,ij->i", ng, ng)), np.nan)
+               ).astype(np.float32)[:, None]  # fmt: skip
+        # The tables end with an entry for "nothing", which index -1 picks.
         return Hits(
-            np.where(valid, t.astype(np.float64), np.nan),
-            normal,
-            surface,
-            np.where(valid, actor, -1),
-            np.where(valid, lane, -1),
+            np.where(valid, t, np.nan),
+            ng.astype(np.float64),
+            self._surface[tri],
+            self._actor[tri],
+            self._lane[tri],
             valid,
         )
 
