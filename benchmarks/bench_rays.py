@@ -36,16 +36,19 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
-from roadsim.sensors.lidar import Lidar
+from roadsim.sensors.lidar import Lidar, PointCloud
 from roadsim.sensors.raycast import RayPool
+from roadsim.sensors.scene import Scene
 from roadsim.sim import Simulation
 from roadsim.world.state import VEHICLE
 
 MAP = Path(__file__).parent.parent / "tests/data/opendrive/maps/esmini/multi_intersections.xodr"
 SAMPLES = 30
+T = TypeVar("T")
 
 
 def scenario(vehicles: int) -> Path:
@@ -62,10 +65,25 @@ def scenario(vehicles: int) -> Path:
     return path
 
 
-def ms(fn: Callable[[], object]) -> float:
+def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
+    """(ms, result) of one call."""
     start = time.perf_counter()
-    fn()
-    return (time.perf_counter() - start) * 1e3
+    out = fn(*args, **kwargs)
+    return (time.perf_counter() - start) * 1e3, out
+
+
+def sample(scene: Scene, sensor: Lidar, sim: Simulation) -> PointCloud:
+    """One sample as the simulation takes it: the moving mesh rebuilt, then the sweep."""
+    scene.update(sim.state, -1 - sim.frame)  # (a frame the scene has not seen)
+    out = sensor.sample(scene, sim.state, sim.frame, sim.time)
+    assert out is not None
+    return out
+
+
+def embree_only(scene: Scene, o: Any, d: Any, far: Any, actor: int) -> None:
+    """The same rays through embreex alone: static, then moving up to the static hit."""
+    static, moving = scene._static, scene._moving_mesh(actor)
+    moving.intersect(o, d, static.intersect(o, d, far).t)
 
 
 def run_samples(args: argparse.Namespace) -> None:
@@ -82,34 +100,24 @@ def run_samples(args: argparse.Namespace) -> None:
         pose = lidar.pose(st)
         if pose is None:
             raise SystemExit("the lidar's vehicle left the map; try another --vehicles")
-        t_lidar = ms(lambda: None)
-
-        def sample(sensor: Lidar) -> None:
-            scene.update(st, -1 - sim.frame)  # (a frame the scene has not seen)
-            out = sensor.sample(scene, st, sim.frame, sim.time)
-            holder.append(out)
-
-        holder: list[object] = []
-        t_lidar = ms(lambda: sample(lidar))
-        pc = holder[-1]
-        t_bounce = ms(lambda: sample(bounce))
-        t_update = ms(lambda: scene.update(st, sim.frame))
+        t_lidar, pc = timed(sample, scene, lidar, sim)
+        t_bounce, _ = timed(sample, scene, bounce, sim)
+        t_update, _ = timed(scene.update, st, sim.frame)
         # The same rays, straight to Embree.
         d = (lidar.directions @ pose.rotation.T).astype(np.float32)
         o = np.broadcast_to((pose.position - scene.origin).astype(np.float32), d.shape).copy()
         far = np.full(len(d), lidar.range, dtype=np.float32)
-        static, moving = scene._static, scene._moving_mesh(lidar.mount.actor)
-        t_embree = ms(lambda: moving.intersect(o, d, static.intersect(o, d, far).t))
+        scene._moving_mesh(lidar.mount.actor)  # (built here, not timed)
+        t_embree, _ = timed(embree_only, scene, o, d, far, lidar.mount.actor)
         if k < 2:  # warm-up
             continue
         times["lidar"].append(t_lidar)
         times["lidar, 1 bounce"].append(t_bounce)
         times["embree"].append(t_embree)
         times["update"].append(t_update)
-        returns.append(len(pc) / pc.rays)  # type: ignore[attr-defined]
-        hit_actor = pc.actor_ids[pc.bounce == 0] >= 0  # type: ignore[attr-defined]
-        actors.append(hit_actor.sum() / pc.rays)  # type: ignore[attr-defined]
-        seen.append(len(np.unique(pc.actor_ids[pc.actor_ids >= 0])))  # type: ignore[attr-defined]
+        returns.append(len(pc) / pc.rays)
+        actors.append(np.sum(pc.actor_ids >= 0) / pc.rays)
+        seen.append(len(np.unique(pc.actor_ids[pc.actor_ids >= 0])))
     st = sim.state
     vehicles = int(np.sum(st.active & (st.kind == VEHICLE)))
     print(
@@ -143,10 +151,9 @@ def run_threads(args: argparse.Namespace) -> None:
         o, d = np.broadcast_to(pose.position, (n, 3)), d_all[idx]
         a, b = [], []
         for _ in range(args.samples):
-            scene.pool = one
-            a.append(ms(lambda: scene.cast(o, d, 120.0, ignore_actor=lidar.mount.actor)))
-            scene.pool = two
-            b.append(ms(lambda: scene.cast(o, d, 120.0, ignore_actor=lidar.mount.actor)))
+            for pool, times in ((one, a), (two, b)):
+                scene.pool = pool
+                times.append(timed(scene.cast, o, d, 120.0, ignore_actor=lidar.mount.actor)[0])
         ma, mb = statistics.median(a), statistics.median(b)
         print(f"{n:7d} {ma:11.2f} {mb:12.2f} {mb / ma:6.2f}")
     two.close()
