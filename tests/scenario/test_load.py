@@ -59,20 +59,21 @@ BAD = [
     ),
     (
         "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nsensors:\n  - {type: drivr}\n",
-        "t.yaml:4: sensors[0].type: unknown type 'drivr' (did you mean 'driver'?), expected driver",
+        "t.yaml:4: sensors[0].type: unknown type 'drivr' (did you mean 'driver'?), expected "
+        "driver|raytracer|lidar",
     ),
     (
-        "map: highway\nsensors:\n  - {type: lidar, channels: 32}\n",
-        "t.yaml:3: sensors[0].type: unknown type 'lidar', expected driver",
+        "map: highway\nsensors:\n  - {type: sonar, channels: 32}\n",
+        "t.yaml:3: sensors[0].type: unknown type 'sonar', expected driver|raytracer|lidar",
     ),
     (
         "map: highway\nsensors:\n  - {name: front}\n",
-        "t.yaml:3: sensors[0]: missing required key 'type' (driver)",
+        "t.yaml:3: sensors[0]: missing required key 'type' (driver|raytracer|lidar)",
     ),
     (
         "map: highway\ncapture: {fps: banana}\n",
         "t.yaml:2: capture: unknown key (expected name, map, seed, dt, duration, ego, traffic, "
-        "objects or sensors)",
+        "objects, sensors or scene)",
     ),
     (
         "map: highway\nobjects:\n  - {type: cnoe, position: {x: 1, y: 2}}\n",

@@ -1,8 +1,8 @@
 """The scenario format: frozen, strict pydantic models of a scenario file.
 
 A scenario names a map and describes what happens on it: the ego vehicle, the traffic, static
-and scripted objects, and sensors (later issues add kinds of sensor and a capture section;
-until they do, those are unknown keys and types). Every model forbids unknown keys
+and scripted objects, sensors, and what ray-traced sensors see (``scene``; later issues add
+a capture section: until they do, it is an unknown key). Every model forbids unknown keys
 and does not coerce: ``"0.05"`` is not a number and ``1.0`` is not an integer. Road ids are
 strings, as in OpenDRIVE; YAML integers are accepted for them and converted.
 
@@ -37,6 +37,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PlainValidator,
     PrivateAttr,
     Tag,
     field_validator,
@@ -85,6 +86,7 @@ __all__ = [
     "WorldPathPoint",
     "WorldPosition",
     "scenario_json_schema",
+    "sensor_types",
     "unknown_type_message",
     "validate_data",
 ]
@@ -716,24 +718,55 @@ class DriverSensorSpec(_Strict):
         raise ValueError(f"expected 'ego' or an actor id (an integer >= 0), got {value!r}")
 
 
-#: Sensor classes by ``type``; a new kind of sensor adds its class here (and to `Sensor`).
+#: Sensor classes defined here by ``type``; `sensor_types` gives every type.
 SENSOR_TYPES: Mapping[str, type[_Strict]] = MappingProxyType({"driver": DriverSensorSpec})
 
 
-def _known_sensor_type(value: Any) -> Any:
-    """Names the known types for a sensor of an unknown (or no) ``type``, before the
-    model's own checks would only say what the one type it knows is."""
-    if isinstance(value, dict):
-        kind = value.get("type")
-        if "type" not in value:
-            raise at_path((), f"missing required key 'type' ({'|'.join(SENSOR_TYPES)})")
-        if not isinstance(kind, str) or kind not in SENSOR_TYPES:
-            raise at_path(("type",), unknown_type_message(kind, list(SENSOR_TYPES)))
-    return value
+def sensor_types() -> dict[str, type[_Strict]]:
+    """Every sensor class by ``type``: the driver sensor's, and those of
+    `roadsim.scenario.sensors` (ray tracer, lidar ...), where a new kind of sensor adds
+    its class.
+
+    That module is imported here, when a scenario is validated, not at the top of this
+    one: modules with compiled kernels import this one, and their cached kernels are
+    stamped with every roadsim module they import (`roadsim._jit`), so that a change to
+    the options of a sensor would compile them again.
+    """
+    from roadsim.scenario import sensors
+
+    return {**SENSOR_TYPES, **sensors.SENSOR_TYPES}
 
 
-#: A scenario sensor, chosen by its ``type`` (the driver sensor is the only one so far).
-Sensor = Annotated[DriverSensorSpec, BeforeValidator(_known_sensor_type)]
+def _sensor(value: Any) -> Any:
+    """A sensor of a known ``type``; an unknown (or no) type is an error naming them all."""
+    types = sensor_types()
+    if isinstance(value, tuple(types.values())):
+        return value
+    if not isinstance(value, dict):
+        raise PydanticCustomError(
+            "model_type", "expected a mapping with a type ({types}), got {value}",
+            {"types": "|".join(types), "value": type(value).__name__},
+        )  # fmt: skip
+    if "type" not in value:
+        raise at_path((), f"missing required key 'type' ({'|'.join(types)})")
+    kind = value["type"]
+    if not isinstance(kind, str) or kind not in types:
+        raise at_path(("type",), unknown_type_message(kind, list(types)))
+    return types[kind].model_validate(value)
+
+
+def _scene(value: Any) -> Any:
+    """The scenario's ``scene`` (`roadsim.scenario.sensors.SceneSpec`, imported when
+    validating, as `sensor_types` says why)."""
+    from roadsim.scenario.sensors import SceneSpec
+
+    if value is None or isinstance(value, SceneSpec):
+        return value
+    return SceneSpec.model_validate(value)
+
+
+#: A scenario sensor, chosen by its ``type`` (`sensor_types`).
+Sensor = Annotated[Any, PlainValidator(_sensor)]
 
 
 # -- the scenario -------------------------------------------------------------------------------------
@@ -764,6 +797,9 @@ class Scenario(_Strict):
     traffic: Traffic | None = None
     objects: Annotated[tuple[Object, ...], Field(strict=False)] = ()
     sensors: Annotated[tuple[Sensor, ...], Field(strict=False)] = ()
+    scene: Annotated[Any, PlainValidator(_scene)] = Field(
+        default=None, description="What ray-traced sensors see (roadsim.scenario.sensors)"
+    )
 
     @field_validator("objects")
     @classmethod
@@ -795,17 +831,18 @@ class Scenario(_Strict):
                     "each sensor its own name"
                 )
             first[name] = i
+        from roadsim.scenario.sensors import sensor_id_problems  # (see `sensor_types`)
+
+        problems = sensor_id_problems(sensors)
+        if problems:
+            raise at_path(*problems[0])
         return sensors
 
     @model_validator(mode="after")
     def _driver_sensor_vehicles(self) -> Self:
-        """A driver sensor on the ego needs an ego."""
+        """A sensor on the ego needs an ego."""
         for i, sensor in enumerate(self.sensors):
-            if (
-                isinstance(sensor, DriverSensorSpec)
-                and sensor.vehicle == "ego"
-                and self.ego is None
-            ):
+            if getattr(sensor, "vehicle", None) == "ego" and self.ego is None:
                 raise ValueError(
                     f"sensors[{i}].vehicle: the sensor is attached to the ego (the default), "
                     "but the scenario has no ego; add one or give an actor id"
@@ -904,5 +941,17 @@ def validate_data(data: Any, source: SourceMap | str) -> Scenario:
 
 def scenario_json_schema() -> dict[str, Any]:
     """The JSON Schema of scenario files (draft 2020-12), for editors."""
+    from pydantic.json_schema import models_json_schema
+
+    from roadsim.scenario.sensors import SceneSpec  # (see `sensor_types`)
+
     schema = Scenario.model_json_schema()
+    models: list[type[BaseModel]] = [*sensor_types().values(), SceneSpec]
+    refs, defs = models_json_schema(
+        [(m, "validation") for m in models], ref_template="#/$defs/{model}"
+    )
+    schema.setdefault("$defs", {}).update(defs.get("$defs", {}))
+    props = schema["properties"]
+    props["sensors"]["items"] = {"anyOf": [refs[(m, "validation")] for m in models[:-1]]}
+    props["scene"] = {**props["scene"], **refs[(SceneSpec, "validation")]}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

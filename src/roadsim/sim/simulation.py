@@ -23,6 +23,8 @@ The tick order is fixed::
 - *sensors*: the scenario's driver sensors read the frame just made
   (`Simulation.readings`). Traffic perceives through the same driver sensor
   (`roadsim.sensors.driver`) in the controllers step, from the frame the tick starts from.
+  Then the ray-traced sensors due at this frame (ray tracers, lidars;
+  `roadsim.sim.ray_sensors`) cast their rays into the scene of this frame.
 
 Slots. An actor's id never changes; the slot it sits in may. Every `SORT_EVERY` ticks the
 traffic vehicles (autopilot vehicles on a lane, the ego and the vehicles scripted objects
@@ -39,7 +41,7 @@ and seed give bit-identical states.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,12 +61,16 @@ from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, validate_against_map
 from roadsim.scenario.load import load_scenario_with_map
 from roadsim.scenario.schema import DriverSensorSpec, PathObject
+from roadsim.scenario.sensors import LidarSpec, RayTracerSpec
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
+from roadsim.sensors.raytracer import RaySensor
+from roadsim.sensors.scene import Scene
 from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.actor import Actor
 from roadsim.sim.build import MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner
+from roadsim.sim.ray_sensors import RayReading, RaySensors
 from roadsim.world.codes import LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
@@ -149,8 +155,10 @@ class Simulation:
             indexed by actor slot. Slots of traffic vehicles change when they are sorted
             (see the module docstring): look actors up by ``state.id``.
         ego_slot: The ego's slot in ``state`` (it never moves), or None without an ego.
-        readings: The latest `DriverView` of each of the scenario's ``sensors`` of type
-            ``driver``, by name (None while its vehicle is not active).
+        readings: The latest reading of each sensor, by name: a `DriverView` for a driver
+            sensor, a `roadsim.sensors.raytracer.RayTracerReading` for a ray tracer, a
+            `roadsim.sensors.lidar.PointCloud` for a lidar (each stamped with its frame).
+            None while the sensor's vehicle is not active, or the sensor is not.
 
     Everything else (the lane tables, the traffic model, the driver sensor, the
     per-vehicle parameters) is internal and may change without notice.
@@ -211,8 +219,12 @@ class Simulation:
             steer_lag=self._steer_lag,
         )
         self._pairs: set[tuple[int, int]] = set()
-        self.readings: dict[str, DriverView | None] = {}
+        self.readings: dict[str, DriverView | RayReading | None] = {}
         self._driver_sensors = self._attach_driver_sensors()
+        self._rays = RaySensors(self.net, MODEL_NAMES, scenario.scene, scenario.seed)
+        self._rays.attach_scenario(
+            scenario, self.state, self._ego_id(), {name for name, _, _ in self._driver_sensors}
+        )
         st = self.state
         self._next_id = int(st.id.max(initial=-1)) + 1
         traffic = scenario.traffic
@@ -272,9 +284,16 @@ class Simulation:
             out.append((spec.name, actor, float(spec.visibility)))
         return out
 
+    def _ego_id(self) -> int | None:
+        return None if self.ego_slot is None else int(self.state.id[self.ego_slot])
+
     def _sample_sensors(self) -> None:
         """The scenario's sensors read the frame just finished (`readings`); a sensor
         whose vehicle is gone reads None."""
+        self._sample_driver_sensors()
+        self._rays.sample(self.state, self.frame, self.time, self.readings)
+
+    def _sample_driver_sensors(self) -> None:
         if not self._driver_sensors:
             return
         st = self.state
@@ -285,7 +304,7 @@ class Simulation:
             for slots in [np.flatnonzero(st.active & (st.id == actor))]
             if slots.size
         ]
-        self.readings = {name: None for name, _, _ in self._driver_sensors}
+        self.readings.update({name: None for name, _, _ in self._driver_sensors})
         if not live:
             return
         slots = np.array([slot for _, slot, _ in live], dtype=np.int64)
@@ -620,6 +639,47 @@ class Simulation:
             st, int(hits[0]), name=name, model_names=MODEL_NAMES, net=self.net,
             frame=self.frame, time=self.time,
         )  # fmt: skip
+
+    # -- ray-traced sensors -----------------------------------------------------------------------------
+
+    def add_sensor(self, spec: Mapping[str, Any] | RayTracerSpec | LidarSpec) -> RaySensor:
+        """Adds a ray tracer or a lidar at run time, and samples it at once (if active).
+
+        Args:
+            spec: Its options, as a scenario's ``sensors:`` entry gives them
+                (``{"type": "lidar", "name": "roof", "channels": 64}``), or a
+                `roadsim.scenario.sensors.RayTracerSpec` / ``LidarSpec``.
+
+        Returns:
+            The sensor (`sensor`).
+
+        Raises:
+            ArgumentError: For options a scenario could not give, or a name or id taken.
+            QueryError: For a ``vehicle`` that no actor is.
+        """
+        taken = {name for name, _, _ in self._driver_sensors}
+        sensor = self._rays.add(spec, self.state, self._ego_id(), taken)
+        self._rays.sample(self.state, self.frame, self.time, self.readings, only=[sensor])
+        return sensor
+
+    def sensor(self, name: str) -> RaySensor:
+        """A ray-traced sensor by name: set ``active`` to switch it on or off (an inactive
+        sensor costs nothing and reads None), read its ``id`` and ``mount``.
+
+        Raises:
+            QueryError: For a name no ray tracer or lidar has.
+        """
+        found = self._rays.sensors.get(name)
+        if found is None:
+            known = ", ".join(repr(n) for n in self._rays.sensors) or "none"
+            raise QueryError(f"no ray tracer or lidar named {name!r} (names: {known})")
+        return found
+
+    @property
+    def scene(self) -> Scene:
+        """What the ray-traced sensors see (`roadsim.sensors.scene.Scene`) at the current
+        frame: built on first use, its moving actors updated to this frame."""
+        return self._rays.scene(self.state, self.frame)
 
     # -- the driver sensor ---------------------------------------------------------------------------
 

@@ -1,0 +1,186 @@
+"""Surface classes: what a ray hit, as one small integer (uint8) per triangle of the scene.
+
+The ray tracer's document calls it the *surface id*: "0 if unknown". This module is the one
+table of them; every triangle of `roadsim.sensors.scene.Scene` carries one, and every
+sensor reports it. The road surface mesh (`roadsim.road.mesh.SurfaceMesh`) has its own,
+finer ids (one record per lane and road-mark record, with a `Material`); a class is
+derived from a record's material here (`material_class`), so the two never disagree.
+
+| id | class | what carries it |
+|---:|---|---|
+| 0 | unknown | lanes of type ``none`` and anything not classified |
+| 1 | road | driving and other drivable lanes, ``restricted``, ``roadWorks`` |
+| 2 | lane_marking | road marks (lines, Botts' dots) |
+| 3 | sidewalk | ``sidewalk`` and ``walking`` lanes |
+| 4 | shoulder | ``shoulder`` and ``border`` lanes |
+| 5 | curb | ``curb`` lanes and ``curb`` road marks |
+| 6 | grass | the ground plane around the road, ``grass`` road marks |
+| 7 | building | map objects of type ``building`` |
+| 8 | pole | ``pole``, ``streetLamp``, the posts of signs |
+| 9 | sign | sign plates (map signals that are no lights) |
+| 10 | vegetation | ``tree``, ``vegetation`` |
+| 11 | barrier | ``barrier``, ``soundBarrier``, ``railing``, ``gantry``; scenario barriers |
+| 12 | car | vehicles of model ``car``; map objects ``car``, ``van`` |
+| 13 | truck | model ``truck``; map objects ``trailer`` |
+| 14 | bus | model ``bus``; map objects ``bus`` |
+| 15 | pedestrian | scripted pedestrians; map objects ``pedestrian`` |
+| 16 | cyclist | scripted cyclists; map objects ``bike``, ``motorbike`` |
+| 17 | traffic_light | map signals that are lights |
+| 18 | obstacle | scenario boxes, map ``obstacle`` and objects of other types |
+| 19 | cone | scenario cones |
+| 20 | parking | ``parking`` lanes |
+| 21 | bike_lane | ``biking`` lanes |
+| 22 | median | ``median`` lanes, ``trafficIsland`` objects |
+| 23 | rail_track | ``tram`` and ``rail`` lanes |
+| 24 | rail_vehicle | map objects ``tram``, ``train`` |
+
+A scenario can give a map object type another class (``scene: {object_classes: {wind:
+pole}}``); the names above are the values it may use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from roadsim.road.lanes import DRIVABLE_TYPES
+from roadsim.road.mesh import Material
+
+__all__ = [
+    "ACTOR_MODEL_CLASSES",
+    "LANE_CLASSES",
+    "MAP_OBJECT_CLASSES",
+    "SURFACE_CLASSES",
+    "SURFACE_IDS",
+    "UNKNOWN",
+    "class_name",
+    "material_class",
+    "object_class",
+]
+
+#: The surface classes, by id (the index).
+SURFACE_CLASSES: tuple[str, ...] = (
+    "unknown",
+    "road",
+    "lane_marking",
+    "sidewalk",
+    "shoulder",
+    "curb",
+    "grass",
+    "building",
+    "pole",
+    "sign",
+    "vegetation",
+    "barrier",
+    "car",
+    "truck",
+    "bus",
+    "pedestrian",
+    "cyclist",
+    "traffic_light",
+    "obstacle",
+    "cone",
+    "parking",
+    "bike_lane",
+    "median",
+    "rail_track",
+    "rail_vehicle",
+)
+
+#: The id of each class name.
+SURFACE_IDS: Mapping[str, int] = MappingProxyType({n: i for i, n in enumerate(SURFACE_CLASSES)})
+
+UNKNOWN = 0
+
+#: Lane types (OpenDRIVE 1.8, 11.4) that are not road, by class.
+LANE_CLASSES: Mapping[str, str] = MappingProxyType(
+    {
+        "none": "unknown",
+        "sidewalk": "sidewalk",
+        "walking": "sidewalk",
+        "shoulder": "shoulder",
+        "border": "shoulder",
+        "curb": "curb",
+        "parking": "parking",
+        "biking": "bike_lane",
+        "median": "median",
+        "tram": "rail_track",
+        "rail": "rail_track",
+        **{t: "road" for t in (*DRIVABLE_TYPES, "restricted", "roadWorks", "shared")},
+    }
+)
+
+#: Road-mark types (OpenDRIVE 1.8, 11.8) that are no lane marking.
+_MARK_CLASSES: Mapping[str, str] = MappingProxyType({"curb": "curb", "grass": "grass"})
+
+#: Map object types (OpenDRIVE 1.8, 13.3, and common names in real maps) by class; other
+#: types are obstacles.
+MAP_OBJECT_CLASSES: Mapping[str, str] = MappingProxyType(
+    {
+        "building": "building",
+        "pole": "pole",
+        "streetLamp": "pole",
+        "rail-pole": "pole",
+        "guide-post": "pole",
+        "wind": "pole",
+        "tree": "vegetation",
+        "vegetation": "vegetation",
+        "barrier": "barrier",
+        "soundBarrier": "barrier",
+        "railing": "barrier",
+        "gantry": "barrier",
+        "car": "car",
+        "van": "car",
+        "trailer": "truck",
+        "bus": "bus",
+        "pedestrian": "pedestrian",
+        "bike": "cyclist",
+        "motorbike": "cyclist",
+        "tram": "rail_vehicle",
+        "train": "rail_vehicle",
+        "trafficIsland": "median",
+        "obstacle": "obstacle",
+    }
+)
+
+#: The class of each actor model (`roadsim.sim.build.MODEL_NAMES`); map objects that are
+#: actors take their type's class instead.
+ACTOR_MODEL_CLASSES: Mapping[str, str] = MappingProxyType(
+    {
+        "car": "car",
+        "truck": "truck",
+        "bus": "bus",
+        "box": "obstacle",
+        "cone": "cone",
+        "barrier": "barrier",
+        "pedestrian": "pedestrian",
+        "cyclist": "cyclist",
+        "map_object": "obstacle",
+    }
+)
+
+
+def class_name(surface_id: int) -> str:
+    """The name of a surface class id (``"unknown"`` for ids beyond the table)."""
+    return SURFACE_CLASSES[surface_id] if 0 <= surface_id < len(SURFACE_CLASSES) else "unknown"
+
+
+def material_class(material: Material) -> int:
+    """The class of a road-surface material (`roadsim.road.mesh.Material`)."""
+    if material.kind == "road_mark":
+        return SURFACE_IDS[_MARK_CLASSES.get(material.type, "lane_marking")]
+    return SURFACE_IDS[LANE_CLASSES.get(material.type, "unknown")]
+
+
+def object_class(object_type: str, overrides: Mapping[str, str] | None = None) -> int:
+    """The class of a map object type, ``overrides`` (type -> class name) first."""
+    if overrides and object_type in overrides:
+        return SURFACE_IDS[overrides[object_type]]
+    return SURFACE_IDS[MAP_OBJECT_CLASSES.get(object_type, "obstacle")]
+
+
+def material_classes(materials: tuple[Material, ...]) -> np.ndarray[tuple[int], np.dtype[np.uint8]]:
+    """(M,) uint8 class of each material."""
+    return np.array([material_class(m) for m in materials], dtype=np.uint8)

@@ -1,0 +1,251 @@
+"""The lidar: a ray tracer with a spinning lidar's ray pattern, read as a point cloud.
+
+Rays: one per (channel, azimuth step), ``channels x azimuth_count`` of them, channel c at
+elevation ``elevations[c]`` (lowest first), azimuth measured counter-clockwise from the
+sensor's x axis. A sweep turns clockwise seen from above, as spinning lidars do, starting
+at azimuth ``+horizontal_fov / 2`` (behind the sensor for 360 degrees); each point's
+``time_offset`` is when its azimuth comes round, ``step / azimuth_count / rate`` for a
+full turn. The whole sweep is cast in the world of the sampled frame (no motion during the
+sweep): de-skew with ``time_offset`` where it matters.
+
+Each valid segment of a ray gives a point (``bounce`` 0 for the direct return, k after k
+reflections); ``range`` is the length of the ray's path to it. ``intensity`` is the
+product, over the path's hits, of the surface class's reflectivity (`REFLECTIVITY`) and
+the cosine of the angle of incidence.
+
+Noise, where asked: each point's range gets Gaussian noise of ``range_noise_std`` (along
+its last segment), and each point is dropped with probability ``dropout``. Both are drawn
+from a generator seeded by the simulation's seed, the sensor id and the frame, so that a
+run gives the same points bit for bit, whichever frames were sampled before.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim._types import FloatArray, IntArray
+from roadsim.road.surface_classes import SURFACE_CLASSES, SURFACE_IDS
+from roadsim.scenario.sensors import LidarSpec
+from roadsim.sensors.mount import Mount, Pose
+from roadsim.sensors.raytracer import RaySensor, trace
+from roadsim.sensors.scene import Scene
+from roadsim.world.state import WorldState
+
+__all__ = ["NOISE_STREAM", "REFLECTIVITY", "Lidar", "PointCloud"]
+
+F32 = npt.NDArray[np.float32]
+
+#: The first entry of the spawn key of the lidar's noise generator (see the module
+#: docstring): ``SeedSequence(seed, spawn_key=(NOISE_STREAM, sensor_id, frame))``.
+NOISE_STREAM = 24
+
+_REFLECTIVITY_BY_NAME = {
+    "unknown": 0.2,
+    "road": 0.12,
+    "lane_marking": 0.6,
+    "sidewalk": 0.2,
+    "shoulder": 0.15,
+    "curb": 0.25,
+    "grass": 0.35,
+    "building": 0.3,
+    "pole": 0.4,
+    "sign": 0.9,
+    "vegetation": 0.4,
+    "barrier": 0.3,
+    "car": 0.5,
+    "truck": 0.5,
+    "bus": 0.5,
+    "pedestrian": 0.3,
+    "cyclist": 0.35,
+    "traffic_light": 0.5,
+    "obstacle": 0.4,
+    "cone": 0.8,
+    "parking": 0.12,
+    "bike_lane": 0.15,
+    "median": 0.2,
+    "rail_track": 0.2,
+    "rail_vehicle": 0.5,
+}
+#: Lidar reflectivity in [0, 1] of each surface class (by id): a diffuse reflectance at
+#: near-infrared wavelengths, rough values (asphalt dark, paint and signs bright).
+REFLECTIVITY: FloatArray = np.array([_REFLECTIVITY_BY_NAME[n] for n in SURFACE_CLASSES])
+assert len(_REFLECTIVITY_BY_NAME) == len(SURFACE_IDS)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PointCloud:
+    """One sweep of a lidar: M points, by ray (channel-major) and then by bounce.
+
+    Attributes:
+        name, sensor_id: The sensor's name and id.
+        frame, time: The frame it sampled and its simulation time (s).
+        pose: The sensor's pose in the world at that frame.
+        xyz: (M, 3) float32 points in the sensor frame (m).
+        range: (M,) float32 path length from the sensor to the point (m).
+        intensity: (M,) float32 in [0, 1].
+        surface_ids: (M,) uint8 surface class (`roadsim.road.surface_classes`).
+        actor_ids: (M,) int64 actor hit (-1: none).
+        lane_uids: (M,) int64 lane uid of a road surface or mark hit (-1: none).
+        channel: (M,) uint16 channel (0: lowest elevation).
+        azimuth: (M,) float32 azimuth of the ray (rad, counter-clockwise from x).
+        time_offset: (M,) float32 time within the sweep (s).
+        bounce: (M,) uint8 reflections before the point (0: direct).
+        rays: Rays cast in the sweep (``channels x azimuth_count``).
+    """
+
+    name: str
+    sensor_id: int
+    frame: int
+    time: float
+    pose: Pose
+    xyz: F32
+    range: F32
+    intensity: F32
+    surface_ids: npt.NDArray[np.uint8]
+    actor_ids: IntArray
+    lane_uids: IntArray
+    channel: npt.NDArray[np.uint16]
+    azimuth: F32
+    time_offset: F32
+    bounce: npt.NDArray[np.uint8]
+    rays: int
+
+    def __len__(self) -> int:
+        return len(self.range)
+
+    def world_xyz(self) -> FloatArray:
+        """(M, 3) float64 points in the world frame (m)."""
+        return self.pose.to_world(self.xyz.astype(np.float64))
+
+
+class Lidar(RaySensor):
+    """A lidar sensor (`LidarSpec`) mounted on ``actor`` (-1: the scene origin).
+
+    Args:
+        spec: Its options.
+        sensor_id: Its id.
+        actor: The actor it rides on, -1 for the scene.
+        seed: The simulation's seed (for its noise).
+
+    Attributes:
+        directions: (C * A, 3) unit ray directions in the sensor frame, channel-major.
+        channel, azimuth, time_offset: (C * A,) of each ray.
+    """
+
+    def __init__(self, spec: LidarSpec, sensor_id: int, actor: int, seed: int = 0) -> None:
+        super().__init__(
+            spec.name,
+            sensor_id,
+            Mount(actor, spec.location, spec.offset.translation, spec.offset.rotation_deg),  # type: ignore[arg-type]
+            spec.sample_every,
+            spec.active,
+        )
+        self.spec = spec
+        self.seed = seed
+        elevation = np.radians(np.array(spec.elevations(), dtype=np.float64))
+        count = spec.azimuth_count
+        fov = math.radians(spec.horizontal_fov_deg)
+        step = fov / count
+        # Clockwise from +fov/2; 360 degrees: from behind, round once.
+        az = 0.5 * fov - step * np.arange(count)
+        az = (az + np.pi) % (2.0 * np.pi) - np.pi
+        el, azg = np.meshgrid(elevation, az, indexing="ij")
+        ce = np.cos(el)
+        self.directions: FloatArray = np.stack(
+            (ce * np.cos(azg), ce * np.sin(azg), np.sin(el)), axis=-1
+        ).reshape(-1, 3)
+        self.channel = np.repeat(np.arange(len(elevation), dtype=np.uint16), count)
+        self.azimuth = np.tile(az, len(elevation)).astype(np.float32)
+        period = (spec.horizontal_fov_deg / 360.0) / spec.rotation_rate_hz
+        self.time_offset = np.tile(np.arange(count) * (period / count), len(elevation)).astype(
+            np.float32
+        )
+        self.range = float(spec.range)
+        self.bounces = spec.bounces
+
+    @property
+    def rays(self) -> int:
+        return len(self.directions)
+
+    def sample(self, scene: Scene, state: WorldState, frame: int, time: float) -> PointCloud | None:
+        """One sweep in ``state`` (the scene updated to it); None while the actor it
+        rides on is not active."""
+        pose = self.pose(state)
+        if pose is None:
+            return None
+        n = self.rays
+        d_world = self.directions @ pose.rotation.T
+        origins = np.broadcast_to(pose.position, (n, 3))
+        if self.bounces == 0:  # direct returns only: no trace, points along the rays
+            hits = scene.cast(origins, d_world, self.range, ignore_actor=self.mount.actor)
+            ray = np.flatnonzero(hits.valid)
+            seg = np.zeros(len(ray), dtype=np.int64)
+            path = hits.distance[ray]
+            surface, actor, lane = hits.surface[ray], hits.actor[ray], hits.lane[ray]
+            cos = np.abs(np.einsum("ij,ij->i", d_world[ray], hits.normal[ray]))
+            intensity = REFLECTIVITY[surface] * cos
+            seg_dir = self.directions[ray]  # (sensor frame)
+            points = seg_dir * path[:, None]
+        else:
+            tr = trace(
+                scene, origins, d_world, np.full(n, self.range), self.bounces,
+                ignore_actor=self.mount.actor,
+            )  # fmt: skip
+            ray, seg = np.nonzero(tr.valid)  # by ray, then by segment
+            surface, actor, lane = (
+                tr.surface_ids[ray, seg], tr.actor_ids[ray, seg], tr.lane_uids[ray, seg],
+            )  # fmt: skip
+            # Each point's last segment (sensor frame), for the intensity and the noise.
+            points = pose.to_sensor(tr.locations[ray, seg])
+            prev = np.where(
+                (seg > 0)[:, None],
+                pose.to_sensor(tr.locations[ray, np.maximum(seg - 1, 0)]),
+                0.0,
+            )
+            seg_dir = points - prev
+            seg_dir /= np.linalg.norm(seg_dir, axis=1, keepdims=True).clip(1e-12)
+            path = np.cumsum(np.nan_to_num(tr.distances), axis=1)[ray, seg]
+            normal = tr.normals[ray, seg] @ pose.rotation
+            cos = np.abs(np.einsum("ij,ij->i", seg_dir, normal))
+            # Each reflection before the point dims it by that surface's reflectance.
+            refl = np.where(tr.valid, REFLECTIVITY[tr.surface_ids], 1.0)
+            before = np.cumprod(np.concatenate((np.ones((n, 1)), refl[:, :-1]), axis=1), axis=1)
+            intensity = REFLECTIVITY[surface] * cos * before[ray, seg]
+        spec = self.spec
+        if spec.range_noise_std > 0.0 or spec.dropout > 0.0:
+            rng = np.random.default_rng(
+                np.random.SeedSequence(self.seed, spawn_key=(NOISE_STREAM, self.id, frame))
+            )
+            noise = rng.standard_normal(len(ray)) * spec.range_noise_std
+            drop = rng.random(len(ray))
+            if spec.range_noise_std > 0.0:
+                points = points + noise[:, None] * seg_dir
+                path = path + noise
+            if spec.dropout > 0.0:
+                keep = drop >= spec.dropout
+                ray, seg, points, path, intensity = (
+                    ray[keep], seg[keep], points[keep], path[keep], intensity[keep]
+                )
+                surface, actor, lane = surface[keep], actor[keep], lane[keep]
+        return PointCloud(
+            name=self.name,
+            sensor_id=self.id,
+            frame=frame,
+            time=time,
+            pose=pose,
+            xyz=points.astype(np.float32),
+            range=path.astype(np.float32),
+            intensity=intensity.astype(np.float32),
+            surface_ids=surface,
+            actor_ids=actor,
+            lane_uids=lane,
+            channel=self.channel[ray],
+            azimuth=self.azimuth[ray],
+            time_offset=self.time_offset[ray],
+            bounce=seg.astype(np.uint8),
+            rays=n,
+        )

@@ -1,0 +1,476 @@
+"""The ray-casting scene: what rays of the ray tracer, the lidar and the cameras hit.
+
+Two meshes, traced one after the other for each ray, which keeps the nearer hit:
+
+- the **static** mesh, built once from the world: the road surface (lanes and road marks,
+  `roadsim.road.mesh`), a ground plane around it, the map's objects that are no actors
+  (buildings, walls ... given by a size, an outline or a radius: a box, a prism or a
+  12-sided cylinder), and the static actors of frame 0 (the scenario's boxes, cones and
+  barriers, the map's obstacles), as the boxes `WorldState` gives them;
+- the **moving** mesh of every other active actor as its box (`WorldState`'s x, y, z,
+  heading, length, width, height), built again by `Scene.update` at every sample.
+
+Every triangle carries a surface class (uint8, `roadsim.road.surface_classes`), the id of
+the actor it belongs to (-1: none) and the uid of the lane whose surface or road mark it
+is (-1: none), so that a hit says what it hit.
+
+The ground plane lies 5 cm under the lowest point of the road surface, and reaches
+`GROUND_MARGIN_M` beyond the road's extent on every side. Lane heights and ``level``
+are not modelled (as in `roadsim.road.mesh`); curbs are flat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim._types import FloatArray, Int32Array, IntArray
+from roadsim.errors import ArgumentError
+from roadsim.road.model import RoadObject
+from roadsim.road.network import RoadNetwork
+from roadsim.road.surface_classes import (
+    ACTOR_MODEL_CLASSES,
+    SURFACE_IDS,
+    UNKNOWN,
+    material_classes,
+    object_class,
+)
+from roadsim.scenario.actors import map_obstacles
+from roadsim.sensors.raycast import BACKENDS, Hits, RayPool, TracedMesh
+from roadsim.sensors.shapes import BOX_TRIANGLES, boxes, cylinder_outline, prism
+from roadsim.world.state import STATIC_OBJECT, WorldState
+
+__all__ = ["FLAT_OBJECT_TYPES", "GROUND_MARGIN_M", "Scene", "SceneMesh", "static_mesh"]
+
+#: How far the ground plane reaches beyond the road surface's extent (m).
+GROUND_MARGIN_M = 200.0
+_GROUND_DROP_M = 0.05
+#: Map object types that lie flat on the road (painted or paved): no solid in the scene.
+FLAT_OBJECT_TYPES = frozenset(
+    {"crosswalk", "parkingSpace", "roadMark", "patch", "roadSurface", "permanentDelineator"}
+)
+#: How far past its own actor a sensor's ray starts again (m); see `Scene.cast`.
+_SKIP_M = 1e-3
+_MAX_SKIPS = 4
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SceneMesh:
+    """Triangles in the world frame, with what each one is.
+
+    Attributes:
+        vertices: (V, 3) float64 world positions (m).
+        triangles: (T, 3) int32 vertex indices.
+        surface: (T,) uint8 surface class.
+        actor: (T,) int64 actor id, -1 for none.
+        lane: (T,) int64 lane uid, -1 for none.
+    """
+
+    vertices: FloatArray
+    triangles: npt.NDArray[np.int32]
+    surface: npt.NDArray[np.uint8]
+    actor: IntArray
+    lane: IntArray
+
+    @classmethod
+    def empty(cls) -> SceneMesh:
+        return cls(
+            np.zeros((0, 3)),
+            np.zeros((0, 3), dtype=np.int32),
+            np.zeros(0, dtype=np.uint8),
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.int64),
+        )
+
+    @classmethod
+    def of(
+        cls,
+        vertices: npt.ArrayLike,
+        triangles: npt.ArrayLike,
+        surface: int | npt.ArrayLike,
+        actor: int | npt.ArrayLike = -1,
+        lane: int | npt.ArrayLike = -1,
+    ) -> SceneMesh:
+        """A mesh whose triangles share (or each have) a class, an actor and a lane."""
+        tri = np.asarray(triangles, dtype=np.int32).reshape(-1, 3)
+        n = len(tri)
+        return cls(
+            np.asarray(vertices, dtype=np.float64).reshape(-1, 3),
+            tri,
+            np.broadcast_to(np.asarray(surface, dtype=np.uint8), (n,)).copy(),
+            np.broadcast_to(np.asarray(actor, dtype=np.int64), (n,)).copy(),
+            np.broadcast_to(np.asarray(lane, dtype=np.int64), (n,)).copy(),
+        )
+
+    @staticmethod
+    def concat(parts: Sequence[SceneMesh]) -> SceneMesh:
+        """One mesh of several."""
+        parts = [p for p in parts if len(p.triangles)]
+        if not parts:
+            return SceneMesh.empty()
+        offsets = np.cumsum([0] + [len(p.vertices) for p in parts[:-1]])
+        return SceneMesh(
+            np.concatenate([p.vertices for p in parts]),
+            np.concatenate([p.triangles + k for p, k in zip(parts, offsets, strict=True)]).astype(
+                np.int32
+            ),
+            np.concatenate([p.surface for p in parts]),
+            np.concatenate([p.actor for p in parts]),
+            np.concatenate([p.lane for p in parts]),
+        )
+
+
+def static_mesh(
+    net: RoadNetwork,
+    state: WorldState,
+    model_names: Sequence[str],
+    *,
+    object_classes: Mapping[str, str] | None = None,
+    ground: bool = True,
+) -> SceneMesh:
+    """The static part of the scene (see the module docstring).
+
+    Args:
+        net: The road network.
+        state: The world at frame 0: its active static objects join the mesh.
+        model_names: The actor model of each ``state.model`` code
+            (`roadsim.sim.build.MODEL_NAMES`).
+        object_classes: Surface class names of map object types, over the defaults
+            (`roadsim.road.surface_classes.MAP_OBJECT_CLASSES`).
+        ground: Add the ground plane.
+    """
+    road = _road_part(net)
+    parts = [road, _map_objects_part(net, object_classes)]
+    parts.append(_static_actors_part(net, state, model_names, object_classes))
+    if ground:
+        parts.append(_ground_part(road.vertices if len(road.vertices) else _object_points(parts)))
+    return SceneMesh.concat(parts)
+
+
+def _road_part(net: RoadNetwork) -> SceneMesh:
+    mesh = net.surface_mesh()
+    if not len(mesh.triangles):
+        return SceneMesh.empty()
+    surface_class = material_classes(mesh.materials)[mesh.surface_material]
+    lane_of_surface = np.array([s.uid for s in mesh.surfaces], dtype=np.int64)
+    return SceneMesh.of(
+        mesh.vertices,
+        mesh.triangles,
+        surface_class[mesh.surface_id],
+        -1,
+        lane_of_surface[mesh.surface_id],
+    )
+
+
+def _ground_part(points: FloatArray) -> SceneMesh:
+    if not len(points):
+        return SceneMesh.empty()
+    lo = points.min(axis=0) - GROUND_MARGIN_M
+    hi = points.max(axis=0) + GROUND_MARGIN_M
+    z = float(points[:, 2].min()) - _GROUND_DROP_M
+    v = np.array([[lo[0], lo[1], z], [hi[0], lo[1], z], [hi[0], hi[1], z], [lo[0], hi[1], z]])
+    return SceneMesh.of(v, [[0, 1, 2], [0, 2, 3]], SURFACE_IDS["grass"])
+
+
+def _object_points(parts: list[SceneMesh]) -> FloatArray:
+    points = [p.vertices for p in parts if len(p.vertices)]
+    return np.concatenate(points) if points else np.zeros((0, 3))
+
+
+def _map_objects_part(net: RoadNetwork, overrides: Mapping[str, str] | None) -> SceneMesh:
+    """The map's objects that are no actors, stand up and have an extent."""
+    actors = {id(o) for o in map_obstacles(net)}
+    parts = []
+    for obj in net.objects:
+        if id(obj) in actors or obj.type in FLAT_OBJECT_TYPES or obj.height <= 0.0:
+            continue
+        solid = _object_solid(net, obj)
+        if solid is not None:
+            v, tri = solid
+            parts.append(SceneMesh.of(v, tri, object_class(obj.type, overrides)))
+    return SceneMesh.concat(parts)
+
+
+def _object_solid(net: RoadNetwork, obj: RoadObject) -> tuple[FloatArray, Int32Array] | None:
+    """A map object as a prism of its outline, its box or its cylinder (OpenDRIVE 1.8,
+    13.2 and 13.4), standing on the road surface height at its position plus zOffset."""
+    road = net.road_index(obj.road_id).reshape(1)
+    s = np.clip(np.array([obj.s]), 0.0, net.road_length[road])
+    x, y, z = net.to_world_index(road, s, np.array([obj.t]))
+    if obj.outline and obj.outline_frame == "road":
+        cs = np.clip(np.array([c[0] for c in obj.outline]), 0.0, net.road_length[road[0]])
+        ct = np.array([c[1] for c in obj.outline])
+        px, py, _ = net.to_world_index(np.full(len(cs), road[0]), cs, ct)
+        outline = np.stack((px, py), axis=1)
+    else:
+        if obj.outline:
+            local = np.array(obj.outline, dtype=np.float64)
+        elif obj.length > 0.0 and obj.width > 0.0:
+            hl, hw = 0.5 * obj.length, 0.5 * obj.width
+            local = np.array([[-hl, -hw], [hl, -hw], [hl, hw], [-hl, hw]])
+        elif obj.radius > 0.0:
+            local = cylinder_outline(obj.radius)
+        else:
+            return None
+        _, _, hdg, _ = net.reference.evaluate(road, s)
+        yaw = float(hdg[0]) + obj.hdg
+        c, sn = np.cos(yaw), np.sin(yaw)
+        outline = local @ np.array([[c, sn], [-sn, c]]) + np.array([x[0], y[0]])
+    if len(outline) < 3:
+        return None
+    return prism(outline, float(z[0]) + obj.z_offset, obj.height)
+
+
+def _static_actors_part(
+    net: RoadNetwork,
+    state: WorldState,
+    model_names: Sequence[str],
+    overrides: Mapping[str, str] | None,
+) -> SceneMesh:
+    slots = np.flatnonzero(state.active & (state.kind == STATIC_OBJECT))
+    if not slots.size:
+        return SceneMesh.empty()
+    surface = actor_classes(state.model[slots], model_names)
+    # The map's obstacles are the static actors of model map_object, in the order of
+    # their ids (`roadsim.scenario.actors`); they take their object type's class.
+    names = np.array([model_names[int(m)] for m in state.model[slots]])
+    from_map = np.flatnonzero(names == "map_object")
+    if from_map.size:
+        order = from_map[np.argsort(state.id[slots[from_map]], kind="stable")]
+        types = [o.type for o in map_obstacles(net)]
+        for k, row in enumerate(order[: len(types)]):
+            surface[row] = object_class(types[k], overrides)
+    v, tri = _actor_boxes(state, slots)
+    return SceneMesh.of(
+        v, tri, np.repeat(surface, BOX_TRIANGLES), np.repeat(state.id[slots], BOX_TRIANGLES)
+    )
+
+
+def actor_classes(models: IntArray, model_names: Sequence[str]) -> npt.NDArray[np.uint8]:
+    """(K,) surface class of actors by their model codes."""
+    table = np.array(
+        [SURFACE_IDS[ACTOR_MODEL_CLASSES.get(name, "obstacle")] for name in model_names],
+        dtype=np.uint8,
+    )
+    out: npt.NDArray[np.uint8] = table[models]
+    return out
+
+
+def _actor_boxes(state: WorldState, slots: IntArray) -> tuple[FloatArray, Int32Array]:
+    return boxes(
+        state.x[slots],
+        state.y[slots],
+        state.z[slots],
+        state.heading[slots],
+        state.length[slots],
+        state.width[slots],
+        state.height[slots],
+    )
+
+
+class Scene:
+    """The static and the moving mesh, and `cast` over both.
+
+    Args:
+        static: The static mesh (`static_mesh`).
+        model_names: The actor model of each ``state.model`` code, for the moving actors'
+            classes.
+        backend: A name in `roadsim.sensors.raycast.BACKENDS`.
+        pool: Splits large batches of rays over threads (default: a `RayPool` of every
+            CPU this process may use).
+
+    Attributes:
+        origin: (3,) the world point the backend's float32 frame is centred on (m).
+        static: The static mesh.
+        moving: The moving actors' mesh of the last `update`.
+        frame: The frame of the last `update` (-1 before the first).
+    """
+
+    def __init__(
+        self,
+        static: SceneMesh,
+        model_names: Sequence[str],
+        *,
+        backend: str = "embree",
+        pool: RayPool | None = None,
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ArgumentError(
+                f"backend: unknown ray-casting backend {backend!r}, expected "
+                f"{'|'.join(BACKENDS)}"
+            )
+        self._backend = BACKENDS[backend]()
+        self.static = static
+        self._model_names = tuple(model_names)
+        self._model_classes = actor_classes(np.arange(len(model_names)), model_names)
+        pts = static.vertices
+        self.origin: FloatArray = (
+            np.round(0.5 * (pts.min(axis=0) + pts.max(axis=0))) if len(pts) else np.zeros(3)
+        )
+        self._static = self._build(static)
+        self.moving = SceneMesh.empty()
+        self._moving: TracedMesh = self._build(self.moving)
+        # The moving mesh without one actor (the one a sensor rides on), by actor id.
+        self._without: dict[int, TracedMesh] = {}
+        self._static_actors = frozenset(np.unique(static.actor[static.actor >= 0]).tolist())
+        self._tables()
+        self.pool = pool if pool is not None else RayPool()
+        self.frame = -1
+
+    @classmethod
+    def from_world(
+        cls,
+        net: RoadNetwork,
+        state: WorldState,
+        model_names: Sequence[str],
+        *,
+        object_classes: Mapping[str, str] | None = None,
+        ground: bool = True,
+        backend: str = "embree",
+        pool: RayPool | None = None,
+    ) -> Scene:
+        """The scene of a road network and the world at frame 0 (see `static_mesh`);
+        call `update` before casting to add the moving actors."""
+        static = static_mesh(net, state, model_names, object_classes=object_classes, ground=ground)
+        return cls(static, model_names, backend=backend, pool=pool)
+
+    def _build(self, mesh: SceneMesh) -> TracedMesh:
+        local = (mesh.vertices - self.origin).astype(np.float32)
+        return self._backend.build(local, mesh.triangles)
+
+    def update(self, state: WorldState, frame: int = -1) -> None:
+        """Rebuilds the moving mesh from ``state``: every active actor that is no static
+        object, as its box."""
+        slots = np.flatnonzero(state.active & (state.kind != STATIC_OBJECT))
+        v, tri = _actor_boxes(state, slots)
+        self.moving = SceneMesh(
+            v,
+            tri,
+            np.repeat(self._model_classes[state.model[slots]], BOX_TRIANGLES),
+            np.repeat(state.id[slots].astype(np.int64), BOX_TRIANGLES),
+            np.full(len(tri), -1, dtype=np.int64),
+        )
+        self._moving = self._build(self.moving)
+        self._without.clear()
+        self._tables()
+        self.frame = frame
+
+    def _tables(self) -> None:
+        """Class, actor and lane of every triangle: the static ones, then the moving, then
+        an entry for no triangle (index -1)."""
+        st, mv = self.static, self.moving
+        self._surface = np.concatenate((st.surface, mv.surface, [UNKNOWN])).astype(np.uint8)
+        self._actor = np.concatenate((st.actor, mv.actor, [-1]))
+        self._lane = np.concatenate((st.lane, mv.lane, [-1]))
+
+    def cast(
+        self,
+        origins: npt.ArrayLike,
+        directions: npt.ArrayLike,
+        max_t: npt.ArrayLike,
+        *,
+        ignore_actor: int = -1,
+    ) -> Hits:
+        """The nearest hit of each ray, static or moving.
+
+        Args:
+            origins: (N, 3) world points (m).
+            directions: (N, 3) unit directions (not checked: normalise them first).
+            max_t: (N,) or scalar: the farthest a hit may lie (m); a ray with 0 hits
+                nothing.
+            ignore_actor: An actor the rays pass through (the vehicle a sensor is
+                mounted on); -1 for none.
+
+        Returns:
+            `Hits` (normals facing the rays).
+        """
+        o = np.asarray(origins, dtype=np.float64).reshape(-1, 3)
+        d = np.asarray(directions, dtype=np.float64).reshape(-1, 3)
+        n = len(d)
+        o = np.broadcast_to(o, (n, 3))
+        if o.strides[0] == 0:  # one origin for all (a lidar): shifted once
+            local = np.broadcast_to((o[0] - self.origin).astype(np.float32), (n, 3)).copy()
+        else:
+            local = (o - self.origin).astype(np.float32)
+        d32 = d.astype(np.float32)
+        m = np.asarray(max_t, dtype=np.float64)
+        m32 = np.broadcast_to(np.maximum(m, 0.0).astype(np.float32), (n,)).copy()
+        t = np.empty(n, dtype=np.float32)
+        ng = np.empty((n, 3), dtype=np.float32)
+        tri = np.empty(n, dtype=np.int32)
+        static, moving, first_moving = self._static, self._moving_mesh(ignore_actor), len(self.static.surface)
+
+        def work(a: int, b: int) -> None:
+            hs = static.intersect(local[a:b], d32[a:b], m32[a:b])
+            hm = moving.intersect(local[a:b], d32[a:b], hs.t)
+            near = np.flatnonzero(hm.triangle >= 0)
+            # The static hits, the nearer moving ones written over them (moving triangles
+            # follow the static ones in the attribute tables).
+            hs.triangle[near] = hm.triangle[near] + first_moving
+            hs.t[near] = hm.t[near]
+            hs.normal[near] = hm.normal[near]
+            tri[a:b], t[a:b], ng[a:b] = hs.triangle, hs.t, hs.normal
+
+        self.pool.map(work, n)
+        hits = self._hits(d, t, ng, tri)
+        if ignore_actor in self._static_actors:
+            hits = self._skip_actor(o, d, np.broadcast_to(m, (n,)), hits, ignore_actor)
+        return hits
+
+    def _moving_mesh(self, actor: int) -> TracedMesh:
+        """The moving mesh, without ``actor``'s box if it has one: its triangles collapse
+        to a point, which no ray hits, and keep their places in the attribute tables."""
+        if actor < 0:
+            return self._moving
+        mesh = self._without.get(actor)
+        if mesh is None:
+            rows = np.flatnonzero(self.moving.actor == actor)
+            if not rows.size:
+                return self._moving
+            vertices = self.moving.vertices.copy()
+            corners = np.unique(self.moving.triangles[rows])
+            vertices[corners] = vertices[corners[0]]
+            mesh = self._without[actor] = self._build(replace(self.moving, vertices=vertices))
+        return mesh
+
+    def _hits(
+        self,
+        d: FloatArray,
+        t: npt.NDArray[np.float32],
+        ng: npt.NDArray[np.float32],
+        tri: npt.NDArray[np.int32],
+    ) -> Hits:
+        valid = tri >= 0
+        # Unit normals facing the ray (NaN for none), worked out in float32 (Embree's).
+        ng *= (np.where(np.einsum("ij,ij->i", ng, d.astype(np.float32)) > 0.0, -1.0, 1.0)
+               / np.where(valid, np.sqrt(np.einsum("ij,ij->i", ng, ng)), np.nan)
+               ).astype(np.float32)[:, None]  # fmt: skip
+        # The tables end with an entry for "nothing", which index -1 picks.
+        return Hits(
+            np.where(valid, t, np.nan),
+            ng.astype(np.float64),
+            self._surface[tri],
+            self._actor[tri],
+            self._lane[tri],
+            valid,
+        )
+
+    def _skip_actor(
+        self, o: FloatArray, d: FloatArray, m: FloatArray, hits: Hits, actor: int
+    ) -> Hits:
+        """Casts again, from just past it, the rays that hit ``actor`` (a ray leaving the
+        box it starts in hits its inside first); distances stay those from the origin."""
+        for _ in range(_MAX_SKIPS):
+            again = np.flatnonzero(hits.actor == actor)
+            if not again.size:
+                break
+            start = hits.distance[again] + _SKIP_M
+            more = self.cast(o[again] + start[:, None] * d[again], d[again], m[again] - start)
+            for name in ("surface", "actor", "lane", "valid"):
+                getattr(hits, name)[again] = getattr(more, name)
+            hits.distance[again] = more.distance + start
+            hits.normal[again] = more.normal
+        return hits
