@@ -294,3 +294,38 @@ def test_scene_objects_of_the_map(tmp_path: Path) -> None:
     assert (static.actor[buildings] == -1).any() and (static.actor[buildings] >= 0).any()
     plain = Simulation(crest_scenario(tmp_path)).scene.static
     assert ((plain.surface == SURFACE_IDS["obstacle"]) & (plain.actor == -1)).any()
+
+
+@pytest.mark.parametrize("bounces", [0, 1])
+def test_a_lidar_casts_near_actors_only_as_if_it_cast_every_ray(
+    tmp_path: Path, bounces: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lidar casts against the moving actors only the rays within an actor's bounding
+    # sphere as seen from it (Lidar._near_actors); casting every ray must give the same.
+    from roadsim.sensors.lidar import Lidar
+
+    sensors = (
+        "sensors:\n"
+        f"  - {{type: lidar, name: roof, channels: 32, horizontal_resolution_deg: 0.5,\n"
+        f"     range: 150, bounces: {bounces}}}\n"
+    )
+    sim = Simulation(crest_scenario(tmp_path, sensors))
+    lidar = sim.sensor("roof")
+    assert isinstance(lidar, Lidar)
+    seen_actors = 0
+    for _ in range(6):
+        sim.run(0.5)
+        culled = sim.readings["roof"]
+        assert isinstance(culled, PointCloud)
+        pose = lidar.pose(sim.state)
+        assert pose is not None
+        near = lidar._near_actors(sim.state, pose)
+        assert near is not None and 0 < len(near) < lidar.rays
+        with monkeypatch.context() as m:
+            m.setattr(Lidar, "_near_actors", lambda self, state, pose: None)
+            every = lidar.sample(sim.scene, sim.state, sim.frame, sim.time)
+        assert every is not None
+        for name in ("xyz", "range", "intensity", "surface_ids", "actor_ids", "lane_uids"):
+            assert np.array_equal(getattr(culled, name), getattr(every, name), equal_nan=True)
+        seen_actors += int(np.sum(every.actor_ids >= 0))
+    assert seen_actors > 0  # (the check means something only where actors are hit)

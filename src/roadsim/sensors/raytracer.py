@@ -76,6 +76,7 @@ def trace(
     bounces: int,
     *,
     ignore_actor: int = -1,
+    near_actors: IntArray | None = None,
 ) -> Trace:
     """Traces N rays with up to ``bounces`` specular reflections (see the module docstring).
 
@@ -86,6 +87,8 @@ def trace(
         max_lengths: (N,) total path length of each ray (m).
         bounces: Most reflections of a ray.
         ignore_actor: The actor the rays pass through (-1: none).
+        near_actors: The rays whose first segment may hit a moving actor, where the
+            caller knows (`Scene.cast`); None: every ray.
     """
     n, segments = len(origins), bounces + 1
     left = np.asarray(max_lengths, dtype=np.float64).copy()
@@ -93,7 +96,10 @@ def trace(
     o, d = origins, directions
     parts: list[tuple[IntArray | None, Hits, FloatArray]] = []
     for k in range(segments):
-        hits = scene.cast(o, d, left if rows is None else left[rows], ignore_actor=ignore_actor)
+        hits = scene.cast(
+            o, d, left if rows is None else left[rows], ignore_actor=ignore_actor,
+            near_actors=near_actors if k == 0 else None,
+        )  # fmt: skip
         p = o + hits.distance[:, None] * d  # NaN for misses
         parts.append((rows, hits, p))
         if k + 1 == segments:

@@ -27,7 +27,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._types import FloatArray, Int32Array, IntArray
+from roadsim._jit import njit
+from roadsim._types import BoolArray, FloatArray, Int32Array, IntArray
 from roadsim.errors import ArgumentError
 from roadsim.road.model import RoadObject
 from roadsim.road.network import RoadNetwork
@@ -39,7 +40,7 @@ from roadsim.road.surface_classes import (
     object_class,
 )
 from roadsim.scenario.actors import map_obstacles
-from roadsim.sensors.raycast import BACKENDS, Hits, RayPool, TracedMesh
+from roadsim.sensors.raycast import BACKENDS, Hits, RawHits, RayPool, TracedMesh
 from roadsim.sensors.shapes import BOX_TRIANGLES, boxes, cylinder_outline, prism
 from roadsim.world.state import STATIC_OBJECT, WorldState
 
@@ -312,9 +313,9 @@ class Scene:
         )
         self._static = self._build(static)
         self.moving = SceneMesh.empty()
-        self._moving: TracedMesh = self._build(self.moving)
-        # The moving mesh without one actor (the one a sensor rides on), by actor id.
-        self._without: dict[int, TracedMesh] = {}
+        # The moving mesh (-1) and the moving mesh without one actor (the one a sensor
+        # rides on), by actor id, built on first use (`_moving_mesh`).
+        self._moving: dict[int, TracedMesh] = {}
         self._static_actors = frozenset(np.unique(static.actor[static.actor >= 0]).tolist())
         self._tables()
         self.pool = pool if pool is not None else RayPool()
@@ -353,8 +354,7 @@ class Scene:
             np.repeat(state.id[slots].astype(np.int64), BOX_TRIANGLES),
             np.full(len(tri), -1, dtype=np.int64),
         )
-        self._moving = self._build(self.moving)
-        self._without.clear()
+        self._moving.clear()
         self._tables()
         self.frame = frame
 
@@ -373,6 +373,7 @@ class Scene:
         max_t: npt.ArrayLike,
         *,
         ignore_actor: int = -1,
+        near_actors: IntArray | None = None,
     ) -> Hits:
         """The nearest hit of each ray, static or moving.
 
@@ -383,6 +384,8 @@ class Scene:
                 nothing.
             ignore_actor: An actor the rays pass through (the vehicle a sensor is
                 mounted on); -1 for none.
+            near_actors: The rays that may hit a moving actor, where the caller knows
+                (the others are cast against the static mesh alone); None: every ray.
 
         Returns:
             `Hits` (normals facing the rays).
@@ -405,58 +408,54 @@ class Scene:
 
         def work(a: int, b: int) -> None:
             hs = static.intersect(local[a:b], d32[a:b], m32[a:b])
-            hm = moving.intersect(local[a:b], d32[a:b], hs.t)
-            near = np.flatnonzero(hm.triangle >= 0)
+            tri[a:b], t[a:b], ng[a:b] = hs.triangle, hs.t, hs.normal
+            if near_actors is None:
+                _nearer(moving.intersect(local[a:b], d32[a:b], hs.t), np.arange(a, b))
+
+        def _nearer(hm: RawHits, rows: IntArray) -> None:
             # The static hits, the nearer moving ones written over them (moving triangles
             # follow the static ones in the attribute tables).
-            hs.triangle[near] = hm.triangle[near] + first_moving
-            hs.t[near] = hm.t[near]
-            hs.normal[near] = hm.normal[near]
-            tri[a:b], t[a:b], ng[a:b] = hs.triangle, hs.t, hs.normal
+            hit = hm.triangle >= 0
+            near = rows[hit]
+            tri[near] = hm.triangle[hit] + first_moving
+            t[near] = hm.t[hit]
+            ng[near] = hm.normal[hit]
 
         self.pool.map(work, n)
-        hits = self._hits(d, t, ng, tri)
+        if near_actors is not None and near_actors.size:
+            rows = near_actors
+            _nearer(moving.intersect(local[rows], d32[rows], t[rows]), rows)
+        hits = self._hits(d32, t, ng, tri)
         if ignore_actor in self._static_actors:
             hits = self._skip_actor(o, d, np.broadcast_to(m, (n,)), hits, ignore_actor)
         return hits
 
     def _moving_mesh(self, actor: int) -> TracedMesh:
-        """The moving mesh, without ``actor``'s box if it has one: its triangles collapse
-        to a point, which no ray hits, and keep their places in the attribute tables."""
-        if actor < 0:
-            return self._moving
-        mesh = self._without.get(actor)
+        """The moving mesh, without ``actor``'s box if it has one (-1: whole): its
+        triangles collapse to a point, which no ray hits, and keep their places in the
+        attribute tables. Built on first use after each `update`."""
+        mesh = self._moving.get(actor)
         if mesh is None:
-            rows = np.flatnonzero(self.moving.actor == actor)
-            if not rows.size:
-                return self._moving
-            vertices = self.moving.vertices.copy()
-            corners = np.unique(self.moving.triangles[rows])
-            vertices[corners] = vertices[corners[0]]
-            mesh = self._without[actor] = self._build(replace(self.moving, vertices=vertices))
+            rows = np.flatnonzero(self.moving.actor == actor) if actor >= 0 else np.zeros(0, np.int64)
+            if rows.size:
+                vertices = self.moving.vertices.copy()
+                corners = np.unique(self.moving.triangles[rows])
+                vertices[corners] = vertices[corners[0]]
+                mesh = self._build(replace(self.moving, vertices=vertices))
+            else:
+                mesh = self._moving.get(-1) or self._build(self.moving)
+                self._moving[-1] = mesh
+            self._moving[actor] = mesh
         return mesh
 
     def _hits(
         self,
-        d: FloatArray,
+        d32: npt.NDArray[np.float32],
         t: npt.NDArray[np.float32],
         ng: npt.NDArray[np.float32],
         tri: npt.NDArray[np.int32],
     ) -> Hits:
-        valid = tri >= 0
-        # Unit normals facing the ray (NaN for none), worked out in float32 (Embree's).
-        ng *= (np.where(np.einsum("ij,ij->i", ng, d.astype(np.float32)) > 0.0, -1.0, 1.0)
-               / np.where(valid, np.sqrt(np.einsum("ij,ij->i", ng, ng)), np.nan)
-               ).astype(np.float32)[:, None]  # fmt: skip
-        # The tables end with an entry for "nothing", which index -1 picks.
-        return Hits(
-            np.where(valid, t, np.nan),
-            ng.astype(np.float64),
-            self._surface[tri],
-            self._actor[tri],
-            self._lane[tri],
-            valid,
-        )
+        return Hits(*_hits(tri, t, ng, d32, self._surface, self._actor, self._lane))
 
     def _skip_actor(
         self, o: FloatArray, d: FloatArray, m: FloatArray, hits: Hits, actor: int
@@ -474,3 +473,41 @@ class Scene:
             hits.distance[again] = more.distance + start
             hits.normal[again] = more.normal
         return hits
+
+
+@njit
+def _hits(
+    tri: npt.NDArray[np.int32],
+    t: npt.NDArray[np.float32],
+    ng: npt.NDArray[np.float32],
+    d32: npt.NDArray[np.float32],
+    surface_of: npt.NDArray[np.uint8],
+    actor_of: IntArray,
+    lane_of: IntArray,
+) -> tuple[FloatArray, FloatArray, npt.NDArray[np.uint8], IntArray, IntArray, BoolArray]:
+    """The fields of `Hits` from what the backend returned: the triangle hit (-1: none),
+    the distance and the geometric normal of each ray, and the class, actor and lane
+    of every triangle (tables that end with the entry for none). Normals are made unit
+    and turned to face the ray (``d32``, its direction)."""
+    n = tri.shape[0]
+    distance = np.empty(n)
+    normal = np.empty((n, 3))
+    surface = np.empty(n, dtype=np.uint8)
+    actor = np.empty(n, dtype=np.int64)
+    lane = np.empty(n, dtype=np.int64)
+    valid = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        k = tri[i]
+        valid[i] = k >= 0
+        if k < 0:
+            distance[i] = np.nan
+            normal[i, 0] = normal[i, 1] = normal[i, 2] = np.nan
+        else:
+            x, y, z = float(ng[i, 0]), float(ng[i, 1]), float(ng[i, 2])
+            scale = 1.0 / np.sqrt(x * x + y * y + z * z)
+            if x * d32[i, 0] + y * d32[i, 1] + z * d32[i, 2] > 0.0:
+                scale = -scale
+            distance[i] = t[i]
+            normal[i, 0], normal[i, 1], normal[i, 2] = x * scale, y * scale, z * scale
+        surface[i], actor[i], lane[i] = surface_of[k], actor_of[k], lane_of[k]
+    return distance, normal, surface, actor, lane, valid
