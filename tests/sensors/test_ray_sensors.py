@@ -133,7 +133,7 @@ def _point_checks(sim: Simulation, pc: PointCloud) -> None:
     assert np.all(on_face <= tol)
     # The road: on the lane it names (where lanes do not overlap), at the road's height.
     road = (pc.lane_uids >= 0) & (pc.surface_ids == SURFACE_IDS["road"]) & direct
-    assert road.sum() > 1000
+    assert road.sum() > 100  # (a lidar by crest-curve's hedge sees little road beyond it)
     pos = net.localize(world[road, 0], world[road, 1])
     assert np.mean(pos.uid == pc.lane_uids[road]) > 0.98
     z = net.surface_height(world[road, 0], world[road, 1], world[road, 2])

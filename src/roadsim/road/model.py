@@ -7,6 +7,7 @@ vectorised queries. Lengths are in metres, angles in radians, ids are the file's
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -178,12 +179,38 @@ class Signal:
 
 
 @dataclass(frozen=True, slots=True)
+class ObjectRepeat:
+    """A ``<repeat>`` of a road object (OpenDRIVE 1.8, 13.3): the object again every
+    ``distance`` metres from ``s`` over ``length`` metres of road, or stretched along
+    them where ``distance`` is 0 (a guard rail, a wall). Each dimension goes linearly
+    from its start to its end value over the run; NaN where the file gives none (the
+    object's own value holds)."""
+
+    s: float
+    length: float
+    distance: float
+    t_start: float
+    t_end: float
+    z_offset_start: float
+    z_offset_end: float
+    height_start: float
+    height_end: float
+    width_start: float = math.nan
+    width_end: float = math.nan
+    length_start: float = math.nan
+    length_end: float = math.nan
+    radius_start: float = math.nan
+    radius_end: float = math.nan
+
+
+@dataclass(frozen=True, slots=True)
 class RoadObject:
     """A static object placed on a road (OpenDRIVE 1.8, 13).
 
     ``outline`` holds the corners of the first outline as (u, v) in the object's local
     frame (``cornerLocal``) or as (s, t) road coordinates (``cornerRoad``), see
-    ``outline_frame``; empty when the object is a box or cylinder.
+    ``outline_frame``; empty when the object is a box or cylinder. ``repeats``: its
+    ``<repeat>`` records.
     """
 
     road_id: str
@@ -201,6 +228,7 @@ class RoadObject:
     outline: tuple[tuple[float, float], ...] = ()
     outline_frame: Literal["local", "road", ""] = ""
     line: int | None = None
+    repeats: tuple[ObjectRepeat, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

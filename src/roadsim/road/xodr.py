@@ -30,6 +30,7 @@ from roadsim.road.model import (
     Lane,
     LaneLink,
     LaneSection,
+    ObjectRepeat,
     OpenDrive,
     Road,
     RoadLink,
@@ -701,6 +702,31 @@ class _Reader:
             outline=tuple(outline),
             outline_frame=frame,
             line=_line(el),
+            repeats=tuple(self.object_repeat(r) for r in _children(el, "repeat")),
+        )
+
+    def object_repeat(self, el: Element) -> ObjectRepeat:
+        """A ``<repeat>`` (OpenDRIVE 1.8, 13.3); dimensions it leaves out are NaN."""
+
+        def size(name: str) -> float:
+            return self.nonneg(el, name) if el.get(name) is not None else math.nan
+
+        return ObjectRepeat(
+            s=self.nonneg(el, "s"),
+            length=self.nonneg(el, "length"),
+            distance=self.nonneg(el, "distance", 0.0),
+            t_start=self.num(el, "tStart", 0.0),
+            t_end=self.num(el, "tEnd", 0.0),
+            z_offset_start=self.num(el, "zOffsetStart", 0.0),
+            z_offset_end=self.num(el, "zOffsetEnd", 0.0),
+            height_start=size("heightStart"),
+            height_end=size("heightEnd"),
+            width_start=size("widthStart"),
+            width_end=size("widthEnd"),
+            length_start=size("lengthStart"),
+            length_end=size("lengthEnd"),
+            radius_start=size("radiusStart"),
+            radius_end=size("radiusEnd"),
         )
 
     # -- junctions and controllers ----------------------------------------------------------

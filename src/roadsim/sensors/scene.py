@@ -21,6 +21,7 @@ are not modelled (as in `roadsim.road.mesh`); curbs are flat.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -30,7 +31,7 @@ import numpy.typing as npt
 from roadsim._jit import njit
 from roadsim._types import BoolArray, FloatArray, Int32Array, IntArray
 from roadsim.errors import ArgumentError
-from roadsim.road.model import RoadObject
+from roadsim.road.model import ObjectRepeat, RoadObject
 from roadsim.road.network import RoadNetwork
 from roadsim.road.surface_classes import (
     ACTOR_MODEL_CLASSES,
@@ -41,7 +42,7 @@ from roadsim.road.surface_classes import (
 )
 from roadsim.scenario.actors import map_obstacles
 from roadsim.sensors.raycast import BACKENDS, Hits, RawHits, RayPool, TracedMesh
-from roadsim.sensors.shapes import BOX_TRIANGLES, boxes, cylinder_outline, prism
+from roadsim.sensors.shapes import BOX_TRIANGLES, boxes, cylinder_outline, prism, sweep
 from roadsim.world.state import STATIC_OBJECT, WorldState
 
 __all__ = ["FLAT_OBJECT_TYPES", "GROUND_MARGIN_M", "Scene", "SceneMesh", "static_mesh"]
@@ -144,7 +145,7 @@ def static_mesh(
         ground: Add the ground plane.
     """
     road = _road_part(net)
-    parts = [road, _map_objects_part(net, object_classes)]
+    parts = [road, _map_objects_part(net, object_classes), _signals_part(net)]
     parts.append(_static_actors_part(net, state, model_names, object_classes))
     if ground:
         parts.append(_ground_part(road.vertices if len(road.vertices) else _object_points(parts)))
@@ -186,18 +187,138 @@ def _map_objects_part(net: RoadNetwork, overrides: Mapping[str, str] | None) -> 
     actors = {id(o) for o in map_obstacles(net)}
     parts = []
     for obj in net.objects:
-        if id(obj) in actors or obj.type in FLAT_OBJECT_TYPES or obj.height <= 0.0:
+        if id(obj) in actors or obj.type in FLAT_OBJECT_TYPES:
             continue
-        solid = _object_solid(net, obj)
-        if solid is not None:
-            v, tri = solid
-            parts.append(SceneMesh.of(v, tri, object_class(obj.type, overrides)))
+        solids = [_object_solid(net, obj)] if obj.height > 0.0 else []
+        for repeat in obj.repeats:
+            solids += _repeated(net, obj, repeat)
+        for solid in solids:
+            if solid is not None:
+                v, tri = solid
+                parts.append(SceneMesh.of(v, tri, object_class(obj.type, overrides)))
     return SceneMesh.concat(parts)
+
+
+#: Most copies or samples of one ``<repeat>`` (a rail pole every 4 m along 40 km).
+MAX_REPEATS = 10_000
+#: Metres between the cross-sections of an object stretched along the road.
+SWEEP_STEP_M = 1.0
+
+
+def _repeated(
+    net: RoadNetwork, obj: RoadObject, repeat: ObjectRepeat
+) -> list[tuple[FloatArray, Int32Array] | None]:
+    """The solids of one ``<repeat>`` of ``obj`` (OpenDRIVE 1.8, 13.3): a copy every
+    ``distance`` metres, or with distance 0 the object stretched along the road, its
+    cross-section (``width`` x ``height``; no width: a wall) following the road."""
+    road = int(net.road_index(obj.road_id))
+    end = min(repeat.s + repeat.length, float(net.road_length[road]))
+    if end < repeat.s:
+        return []
+    span = max(end - repeat.s, 0.0)
+    if repeat.distance > 0.0:
+        count = min(int(span // repeat.distance) + 1, MAX_REPEATS)
+        s: FloatArray = repeat.s + repeat.distance * np.arange(count, dtype=np.float64)
+    else:
+        count = min(max(math.ceil(span / SWEEP_STEP_M), 1) + 1, MAX_REPEATS)
+        s = np.linspace(repeat.s, end, count, dtype=np.float64)
+    f: FloatArray = (s - repeat.s) / repeat.length if repeat.length > 0.0 else np.zeros_like(s)
+
+    def along(start: float, stop: float, own: float) -> FloatArray:
+        if math.isnan(start) or math.isnan(stop):
+            return np.full(len(s), own)
+        out: FloatArray = start + (stop - start) * f
+        return out
+
+    t = along(repeat.t_start, repeat.t_end, obj.t)
+    z_offset = along(repeat.z_offset_start, repeat.z_offset_end, obj.z_offset)
+    height = along(repeat.height_start, repeat.height_end, obj.height)
+    width = along(repeat.width_start, repeat.width_end, obj.width)
+    length = along(repeat.length_start, repeat.length_end, obj.length)
+    radius = along(repeat.radius_start, repeat.radius_end, obj.radius)
+    if repeat.distance > 0.0:  # copies
+        # (An outline in road coordinates stays where it is: it cannot be copied.)
+        outline = () if obj.outline_frame == "road" else obj.outline
+        copies = []
+        for k in np.flatnonzero(height > 0.0):
+            copy = replace(
+                obj, s=float(s[k]), t=float(t[k]), z_offset=float(z_offset[k]),
+                height=float(height[k]), width=float(width[k]), length=float(length[k]),
+                radius=float(radius[k]), outline=outline,
+            )  # fmt: skip
+            copies.append(_object_solid(net, copy))
+        return copies
+    if len(s) < 2 or not np.any(height > 0.0):
+        return []
+    thick = np.where(width > 0.0, width, 2.0 * radius)
+    sides = (-0.5, 0.5) if np.all(thick > 0.0) else (0.0,)
+    roads = np.full(len(s), road)
+    corners = []
+    for side in sides:
+        x, y, z = net.to_world_index(roads, s, t + side * thick)
+        corners.append((x, y, z + z_offset, z + z_offset + height))
+    if len(sides) == 1:
+        x, y, lo, hi = corners[0]
+        rings = np.stack((np.stack((x, y, lo), -1), np.stack((x, y, hi), -1)), axis=1)
+    else:
+        (xr, yr, lor, hir), (xl, yl, lol, hil) = corners
+        rings = np.stack(
+            (
+                np.stack((xr, yr, lor), -1), np.stack((xl, yl, lol), -1),
+                np.stack((xl, yl, hil), -1), np.stack((xr, yr, hir), -1),
+            ),
+            axis=1,
+        )  # fmt: skip
+    return [sweep(rings)]
+
+
+#: The size of a sign plate and of a traffic light's housing where the map gives none,
+#: and of the posts they stand on (m).
+SIGN_SIZE_M, LIGHT_SIZE_M = (0.6, 0.6), (0.35, 1.0)
+PLATE_THICKNESS_M, POST_WIDTH_M = 0.05, 0.08
+PLATE_AHEAD_M = 0.1  # how far a plate's centre stands before its post's, toward its traffic
+
+
+def _signals_part(net: RoadNetwork) -> SceneMesh:
+    """The map's signals (OpenDRIVE 1.8, 14): a plate (a light's housing) of the
+    signal's width and height whose bottom is zOffset above the road, facing the
+    traffic it is valid for, in front of a post from the road up to it. References to a
+    signal on another road add nothing."""
+    signals = [sig for sig in net.signals if sig.reference_of is None]
+    if not signals:
+        return SceneMesh.empty()
+    road = np.array([net.road_index(sig.road_id) for sig in signals], dtype=np.int64)
+    s = np.clip([sig.s for sig in signals], 0.0, net.road_length[road])
+    t = np.array([sig.t for sig in signals], dtype=np.float64)
+    x, y, z = net.to_world_index(road, s, t)
+    _, _, hdg, _ = net.reference.evaluate(road, s)
+    light = np.array([sig.dynamic for sig in signals])
+    default = np.where(light[:, None], LIGHT_SIZE_M, SIGN_SIZE_M)
+    width = np.array([sig.width for sig in signals])
+    height = np.array([sig.height for sig in signals])
+    width = np.where(width > 0.0, width, default[:, 0])
+    height = np.where(height > 0.0, height, default[:, 1])
+    above = np.maximum([sig.z_offset for sig in signals], 0.0)
+    # A plate valid for traffic along +s faces it: its face looks along -s.
+    yaw = hdg + np.array([sig.h_offset for sig in signals])
+    yaw += np.where([sig.orientation == "-" for sig in signals], np.pi, 0.0)
+    ones = np.ones(len(signals))
+    # (The plate in front of its post, and of a pole the map may stand there.)
+    fx, fy = x - PLATE_AHEAD_M * np.cos(yaw), y - PLATE_AHEAD_M * np.sin(yaw)
+    plates = boxes(fx, fy, z + above, yaw, PLATE_THICKNESS_M * ones, width, height)
+    posts = boxes(x, y, z, yaw, POST_WIDTH_M * ones, POST_WIDTH_M * ones, above)
+    has_post = above > 0.0
+    classes = np.where(light, SURFACE_IDS["traffic_light"], SURFACE_IDS["sign"]).astype(np.uint8)
+    plate_mesh = SceneMesh.of(plates[0], plates[1], np.repeat(classes, BOX_TRIANGLES))
+    keep = np.repeat(has_post, BOX_TRIANGLES)
+    post_mesh = SceneMesh.of(posts[0], posts[1][keep], SURFACE_IDS["pole"])
+    return SceneMesh.concat([plate_mesh, post_mesh])
 
 
 def _object_solid(net: RoadNetwork, obj: RoadObject) -> tuple[FloatArray, Int32Array] | None:
     """A map object as a prism of its outline, its box or its cylinder (OpenDRIVE 1.8,
-    13.2 and 13.4), standing on the road surface height at its position plus zOffset."""
+    13.2 and 13.4), or as a post where it has a height alone, standing on the road
+    surface height at its position plus zOffset."""
     road = net.road_index(obj.road_id).reshape(1)
     s = np.clip(np.array([obj.s]), 0.0, net.road_length[road])
     x, y, z = net.to_world_index(road, s, np.array([obj.t]))
@@ -214,8 +335,9 @@ def _object_solid(net: RoadNetwork, obj: RoadObject) -> tuple[FloatArray, Int32A
             local = np.array([[-hl, -hw], [hl, -hw], [hl, hw], [-hl, hw]])
         elif obj.radius > 0.0:
             local = cylinder_outline(obj.radius)
-        else:
-            return None
+        else:  # a point object with a height (a rail's pole): a post
+            half = 0.5 * POST_WIDTH_M
+            local = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
         _, _, hdg, _ = net.reference.evaluate(road, s)
         yaw = float(hdg[0]) + obj.hdg
         c, sn = np.cos(yaw), np.sin(yaw)

@@ -137,3 +137,29 @@ def _inside(q: FloatArray, a: FloatArray, b: FloatArray, c: FloatArray) -> BoolA
         return out
 
     return (side(a, b) >= 0) & (side(b, c) >= 0) & (side(c, a) >= 0)
+
+
+def sweep(rings: FloatArray) -> tuple[FloatArray, Int32Array]:
+    """A solid (or a wall) swept along a path: ``rings`` (m, k, 3) are the corners of its
+    cross-section at m places along the path, in the same order at each. With k >= 3
+    the cross-sections are closed polygons and both ends get a cap; with k = 2 the
+    result is a strip (a wall without thickness; Embree hits both sides).
+
+    Returns:
+        ``(vertices, triangles)``: (m k, 3) and the triangles over them.
+    """
+    m, k = rings.shape[:2]
+    vertices: FloatArray = rings.reshape(-1, 3).astype(np.float64)
+    edges = k if k >= 3 else 1  # (a strip has one edge between its two corners)
+    a = np.arange(m - 1, dtype=np.int32)[:, None] * k
+    i = np.arange(edges, dtype=np.int32)[None, :]
+    j = (i + 1) % k
+    p0, p1, q0, q1 = a + i, a + j, a + k + i, a + k + j
+    quads = np.concatenate(
+        (np.stack((p0, p1, q1), -1).reshape(-1, 3), np.stack((p0, q1, q0), -1).reshape(-1, 3))
+    )
+    parts = [quads]
+    if k >= 3:
+        fan = np.stack((np.zeros(k - 2), np.arange(1, k - 1), np.arange(2, k)), -1).astype(np.int32)
+        parts += [fan[:, [0, 2, 1]], fan + (m - 1) * k]
+    return vertices, np.concatenate(parts).astype(np.int32)
