@@ -234,7 +234,7 @@ def test_activation_costs_nothing_and_reads_none(tmp_path: Path) -> None:
     sim.sensor("roof").active = True
     sim.step()
     assert isinstance(sim.readings["roof"], PointCloud) and sim.readings["roof"].frame == 2
-    with pytest.raises(QueryError, match="no ray tracer or lidar named 'rof'"):
+    with pytest.raises(QueryError, match="no ray tracer, lidar or camera named 'rof'"):
         sim.sensor("rof")
 
 
