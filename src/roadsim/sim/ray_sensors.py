@@ -168,16 +168,18 @@ class RaySensors:
         time: float,
         readings: dict[str, Any],
         only: list[RaySensor] | None = None,
+        *,
+        now: bool = False,
     ) -> None:
         """Writes the reading of every sensor (or of those in ``only``) due at ``frame``
-        into ``readings``; an inactive sensor reads None, one not due keeps its last
-        reading."""
+        (``now``: active, whatever its rate) into ``readings``; an inactive sensor reads
+        None, one not due keeps its last reading."""
         due = []
         for sensor in self.sensors.values() if only is None else only:
             name = sensor.name
             if not sensor.active:
                 readings[name] = None
-            elif sensor.due(frame):
+            elif now or sensor.due(frame):
                 due.append(sensor)
             else:
                 readings.setdefault(name, None)

@@ -41,7 +41,7 @@ and seed give bit-identical states.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -676,6 +676,29 @@ class Simulation:
             known = ", ".join(repr(n) for n in self._rays.sensors) or "none"
             raise QueryError(f"no ray tracer, lidar or camera named {name!r} (names: {known})")
         return found
+
+    @property
+    def scene_sensors(self) -> tuple[str, ...]:
+        """The names of the scene sensors (ray tracers, lidars, cameras), in the order
+        they were added."""
+        return tuple(self._rays.sensors)
+
+    def sample_sensors(self, names: Sequence[str] | None = None) -> None:
+        """Switches scene sensors on and samples them at the current frame now, whatever
+        their ``sample_every`` (a snapshot); their readings go to `readings`.
+
+        Args:
+            names: Scene sensor names (default: all of them).
+
+        Raises:
+            QueryError: For a name no ray tracer, lidar or camera has.
+        """
+        sensors = [self.sensor(n) for n in (self.scene_sensors if names is None else names)]
+        for sensor in sensors:
+            sensor.active = True
+        self._rays.sample(
+            self.state, self.frame, self.time, self.readings, only=sensors, now=True
+        )
 
     @property
     def camera_renderers(self) -> Mapping[str, str]:
