@@ -40,7 +40,8 @@ def _figure(width_px: int, height_px: int) -> Any:
 
 def _labels(surface_ids: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     ids = np.minimum(surface_ids, len(LABEL_COLORS) - 1)
-    return LABEL_COLORS[ids]
+    out: np.ndarray[Any, Any] = LABEL_COLORS[ids]
+    return out
 
 
 def _legend(ax: Any, surface_ids: np.ndarray[Any, Any]) -> None:
@@ -138,7 +139,7 @@ def save_rays(reading: PointCloud | RayTracerReading, folder: Path) -> list[Path
     ax.scatter(xyz[:, 1], xyz[:, 0], s=0.6, c=colors, linewidths=0)
     if len(segments):
         ax.add_collection(
-            LineCollection(segments[:, :, [1, 0]], colors="1.0", linewidths=0.4, alpha=0.6)
+            LineCollection(list(segments[:, :, [1, 0]]), colors="1.0", linewidths=0.4, alpha=0.6)
         )
     ax.plot([0.0], [0.0], marker="^", color="red", markersize=8)
     ax.invert_xaxis()  # y (left) to the left of the picture
@@ -172,7 +173,7 @@ def save_rays(reading: PointCloud | RayTracerReading, folder: Path) -> list[Path
         su, sv, sd = model.project(view(segments))
         ok = np.all(sd > 0.5, axis=1)
         lines = np.stack((su[ok], sv[ok]), axis=-1)
-        ax.add_collection(LineCollection(lines, colors="1.0", linewidths=0.4, alpha=0.6))
+        ax.add_collection(LineCollection(list(lines), colors="1.0", linewidths=0.4, alpha=0.6))
     ax.set_xlim(0, model.width)
     ax.set_ylim(model.height, 0)
     ax.set_xticks([])
