@@ -90,6 +90,12 @@ def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
     return (time.perf_counter() - start) * 1e3, out
 
 
+def sample(scene: Scene, camera: Camera, sim: Simulation, raster: RasterRenderer) -> CameraImage | None:
+    """One shot as the simulation takes it: the moving mesh rebuilt, then the images."""
+    scene.update(sim.state, -1 - sim.frame)  # (a frame the scene has not seen)
+    return camera.sample(scene, sim.state, sim.frame, sim.time, raster, sim._rays.lighting)
+
+
 class Plain:
     """The renderer's own vertex buffers, drawn by a minimal program."""
 
@@ -149,12 +155,7 @@ def run(args: argparse.Namespace) -> None:
         for k in range(args.samples + 2):
             sim.step()
             st = sim.state
-
-            def shot_of(scene: Scene = scene) -> CameraImage | None:
-                scene.update(st, -1 - sim.frame)  # (a frame the scene has not seen)
-                return camera.sample(scene, st, sim.frame, sim.time, raster, light)
-
-            t_camera, image = timed(shot_of)
+            t_camera, image = timed(sample, scene, camera, sim, raster)
             if image is None:
                 raise SystemExit("the camera's vehicle left the map; try another --vehicles")
             shot = Shot(camera.model, image.pose, light, camera.mount.actor, True)
