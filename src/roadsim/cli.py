@@ -1,6 +1,6 @@
 """The ``roadsim`` command.
 
-Each command group (``run``, ``map``, ``scenario``) is one function in
+Each command group (``run``, ``map``, ``scenario``, ``sensors``) is one function in
 `COMMAND_GROUPS` that adds its subparser and sets a ``handler(args) -> int`` default. A
 `roadsim.errors.RoadsimError` (a user's mistake: a malformed map, a missing file) is printed
 as ``roadsim: error: <message>`` on stderr with exit code 2 and no traceback; argparse usage
@@ -21,6 +21,7 @@ from typing import Any
 
 from roadsim import __version__
 from roadsim.cli_run import register_run, register_scenario
+from roadsim.cli_sensors import register_sensors
 from roadsim.errors import RoadsimError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -276,6 +277,7 @@ COMMAND_GROUPS: tuple[Callable[[SubParsers], None], ...] = (
     register_run,
     register_map,
     register_scenario,
+    register_sensors,
     register_warmup,
 )
 

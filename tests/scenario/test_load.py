@@ -68,7 +68,7 @@ BAD = [
     ),
     (
         "map: highway\nsensors:\n  - {name: front}\n",
-        "t.yaml:3: sensors[0]: missing required key 'type' (driver|raytracer|lidar)",
+        "t.yaml:3: sensors[0]: missing required key 'type' (driver|raytracer|lidar|camera)",
     ),
     (
         "map: highway\ncapture: {fps: banana}\n",

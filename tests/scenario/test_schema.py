@@ -178,7 +178,12 @@ def test_json_schema() -> None:
     # Every sensor type's options, though the schema validates them lazily.
     kinds = [schema["$defs"][ref["$ref"].split("/")[-1]] for ref in
              schema["properties"]["sensors"]["items"]["anyOf"]]
-    assert [k["properties"]["type"]["const"] for k in kinds] == ["driver", "raytracer", "lidar"]
+    assert [k["properties"]["type"]["const"] for k in kinds] == [
+        "driver",
+        "raytracer",
+        "lidar",
+        "camera",
+    ]
     assert "object_classes" in schema["$defs"]["SceneSpec"]["properties"]
 
 

@@ -10,7 +10,7 @@ import yaml
 
 from roadsim.errors import ScenarioError
 from roadsim.scenario.load import parse_scenario
-from roadsim.scenario.sensors import LidarSpec, RayTracerSpec, SceneSpec
+from roadsim.scenario.sensors import CameraSpec, LidarSpec, RayTracerSpec, SceneSpec
 
 HEAD = "map: highway\nego: {spawn: {road: 1, lane: -3, s: 5}}\nsensors:\n"
 
@@ -47,6 +47,14 @@ def test_lidar_presets_and_elevations() -> None:
     assert custom.elevations() == (-5.0, 0.0, 5.0)
     default = load("  - {type: lidar}\n").sensors[0]
     assert len(default.elevations()) == 32
+
+
+def test_camera_options() -> None:
+    spec = load("  - {type: camera, resolution: [320, 200], horizontal_fov_deg: 60}\n").sensors[0]
+    assert isinstance(spec, CameraSpec)
+    assert (spec.width, spec.height, spec.horizontal_fov_deg) == (320, 200, 60.0)
+    assert spec.location == "roof_center" and spec.renderer == "auto" and spec.shadows
+    assert spec.name == "camera" and spec.active and spec.range == 1000.0
 
 
 def test_scene_options() -> None:
@@ -137,8 +145,40 @@ def test_scene_options() -> None:
             "t.yaml:4: sensors[0].offset.rotation_deg: expected at least 3 items, got 2",
         ),
         (
-            "  - {type: camera}\n",
-            "t.yaml:4: sensors[0].type: unknown type 'camera', expected driver|raytracer|lidar",
+            "  - {type: sonar}\n",
+            "t.yaml:4: sensors[0].type: unknown type 'sonar', expected "
+            "driver|raytracer|lidar|camera",
+        ),
+        (
+            "  - {type: camera, resolution: [0, 0]}\n",
+            "t.yaml:4: sensors[0].resolution: expected [width, height] from 1 to 8192 pixels "
+            "each, got 0 x 0",
+        ),
+        (
+            "  - type: camera\n    resolution: [640]\n",
+            "t.yaml:5: sensors[0].resolution: expected at least 2 items, got 1",
+        ),
+        (
+            "  - {type: camera, horizontal_fov_deg: 180}\n",
+            "t.yaml:4: sensors[0].horizontal_fov_deg: expected a horizontal field of view in "
+            "(0, 170] degrees",
+        ),
+        (
+            "  - {type: camera, horizontal_fov_deg: 0}\n",
+            "t.yaml:4: sensors[0].horizontal_fov_deg: expected a horizontal field of view",
+        ),
+        (
+            "  - type: camera\n    location: windscreen\n",
+            "t.yaml:5: sensors[0].location: unknown mounting location 'windscreen'",
+        ),
+        (
+            "  - {type: camera, near: 5, range: 2}\n",
+            "t.yaml:4: sensors[0].range: expected a range beyond near (5 m), got 2",
+        ),
+        (
+            "  - {type: camera, renderer: vulkan}\n",
+            "t.yaml:4: sensors[0].renderer: unknown camera renderer 'vulkan', expected "
+            "auto|raster|raycast",
         ),
     ],
 )

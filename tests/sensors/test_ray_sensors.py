@@ -234,7 +234,7 @@ def test_activation_costs_nothing_and_reads_none(tmp_path: Path) -> None:
     sim.sensor("roof").active = True
     sim.step()
     assert isinstance(sim.readings["roof"], PointCloud) and sim.readings["roof"].frame == 2
-    with pytest.raises(QueryError, match="no ray tracer or lidar named 'rof'"):
+    with pytest.raises(QueryError, match="no ray tracer, lidar or camera named 'rof'"):
         sim.sensor("rof")
 
 
@@ -261,8 +261,10 @@ def test_add_sensor_errors(tmp_path: Path) -> None:
         sim.add_sensor({"type": "lidar", "name": "roof"})
     with pytest.raises(ArgumentError, match="a sensor has the id 2 already"):
         sim.add_sensor({"type": "lidar", "name": "x", "id": 2})
-    with pytest.raises(ArgumentError, match=r"expected raytracer\|lidar"):
-        sim.add_sensor({"type": "camera"})
+    with pytest.raises(ArgumentError, match=r"expected raytracer\|lidar\|camera"):
+        sim.add_sensor({"type": "radar"})
+    with pytest.raises(ArgumentError, match=r"resolution: expected \[width, height\]"):
+        sim.add_sensor({"type": "camera", "resolution": [0, 0]})
     with pytest.raises(QueryError, match="no actor has the id 999"):
         sim.add_sensor({"type": "lidar", "name": "y", "vehicle": 999})
 

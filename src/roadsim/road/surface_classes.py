@@ -36,6 +36,12 @@ derived from a record's material here (`material_class`), so the two never disag
 
 A scenario can give a map object type another class (``scene: {object_classes: {wind:
 pole}}``); the names above are the values it may use.
+
+Each class also has a look, here beside the table so that a new class gets one: its
+diffuse **albedo** (linear RGB in [0, 1], what the cameras shade it with:
+`roadsim.sensors.camera`) and a **label colour** (8-bit sRGB, distinct from the others:
+segmentation pictures and the lidar's points by class). The lidar's near-infrared
+reflectivity is `roadsim.sensors.lidar.REFLECTIVITY`.
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ from roadsim.road.mesh import Material
 
 __all__ = [
     "ACTOR_MODEL_CLASSES",
+    "ALBEDO",
+    "LABEL_COLORS",
     "LANE_CLASSES",
     "MAP_OBJECT_CLASSES",
     "SURFACE_CLASSES",
@@ -160,6 +168,44 @@ ACTOR_MODEL_CLASSES: Mapping[str, str] = MappingProxyType(
         "map_object": "obstacle",
     }
 )
+
+
+#: (albedo as linear RGB, label colour as 8-bit sRGB) of each class, by name.
+_LOOKS: Mapping[str, tuple[tuple[float, float, float], tuple[int, int, int]]] = MappingProxyType(
+    {
+        "unknown": ((0.30, 0.30, 0.30), (0, 0, 0)),
+        "road": ((0.07, 0.07, 0.075), (128, 64, 128)),
+        "lane_marking": ((0.75, 0.75, 0.72), (255, 255, 255)),
+        "sidewalk": ((0.20, 0.19, 0.18), (244, 35, 232)),
+        "shoulder": ((0.12, 0.115, 0.11), (110, 110, 160)),
+        "curb": ((0.30, 0.30, 0.28), (196, 196, 196)),
+        "grass": ((0.05, 0.11, 0.025), (152, 251, 152)),
+        "building": ((0.45, 0.35, 0.28), (70, 70, 70)),
+        "pole": ((0.35, 0.35, 0.35), (153, 153, 153)),
+        "sign": ((0.65, 0.60, 0.15), (220, 220, 0)),
+        "vegetation": ((0.06, 0.14, 0.04), (107, 142, 35)),
+        "barrier": ((0.45, 0.45, 0.42), (190, 153, 153)),
+        "car": ((0.05, 0.12, 0.45), (0, 0, 142)),
+        "truck": ((0.50, 0.50, 0.52), (0, 0, 70)),
+        "bus": ((0.55, 0.35, 0.05), (0, 60, 100)),
+        "pedestrian": ((0.55, 0.10, 0.10), (220, 20, 60)),
+        "cyclist": ((0.50, 0.05, 0.30), (255, 0, 0)),
+        "traffic_light": ((0.05, 0.05, 0.05), (250, 170, 30)),
+        "obstacle": ((0.55, 0.45, 0.10), (255, 120, 50)),
+        "cone": ((0.80, 0.25, 0.02), (255, 160, 0)),
+        "parking": ((0.09, 0.09, 0.10), (250, 170, 160)),
+        "bike_lane": ((0.20, 0.06, 0.05), (119, 11, 32)),
+        "median": ((0.14, 0.22, 0.08), (81, 0, 81)),
+        "rail_track": ((0.16, 0.13, 0.11), (230, 150, 140)),
+        "rail_vehicle": ((0.50, 0.52, 0.55), (0, 80, 100)),
+    }
+)
+assert tuple(_LOOKS) == SURFACE_CLASSES
+
+#: (C, 3) float32 diffuse albedo of each class (linear RGB), by id.
+ALBEDO = np.array([look[0] for look in _LOOKS.values()], dtype=np.float32)
+#: (C, 3) uint8 label colour of each class (sRGB), by id.
+LABEL_COLORS = np.array([look[1] for look in _LOOKS.values()], dtype=np.uint8)
 
 
 def class_name(surface_id: int) -> str:

@@ -1,4 +1,4 @@
-"""Scenario options of the ray-traced sensors (ray tracer, lidar) and of their scene.
+"""Scenario options of the scene sensors (ray tracer, lidar, camera) and of their scene.
 
 `roadsim.scenario.schema` validates a ``sensors:`` entry of these types, and the
 scenario's ``scene:``, with the models here. It imports this module when it validates,
@@ -26,14 +26,17 @@ from roadsim.road.surface_classes import SURFACE_CLASSES
 from roadsim.scenario.schema import _Strict, at_path
 
 __all__ = [
+    "CAMERA_RENDERERS",
     "LIDAR_PRESETS",
     "MOUNT_LOCATIONS",
     "SENSOR_TYPES",
+    "CameraSpec",
     "LidarPreset",
     "LidarSpec",
     "Offset",
     "RayTracerSpec",
     "SceneSpec",
+    "Sun",
     "sensor_id_problems",
 ]
 
@@ -289,10 +292,94 @@ class LidarSpec(_RaySensor):
         return max(1, round(self.horizontal_fov_deg / self.horizontal_resolution_deg))
 
 
-#: Ray-traced sensor classes by ``type`` (the schema adds the driver sensor's).
+#: How a camera may be rendered: ``raster`` (moderngl on EGL), ``raycast`` (Embree, the
+#: same scene), or ``auto`` (raster where an EGL context can be made, else ray-cast).
+CAMERA_RENDERERS = ("auto", "raster", "raycast")
+#: Most pixels along a side of a camera image.
+MAX_CAMERA_SIDE = 8192
+#: Widest horizontal field of view of a (pinhole) camera (degrees).
+MAX_CAMERA_FOV_DEG = 170.0
+
+
+class CameraSpec(_RaySensor):
+    """A pinhole camera looking along its mount's +x (`roadsim.sensors.camera`): an HDR
+    colour image, a depth image, a surface-class image and an instance image per shot."""
+
+    type: Literal["camera"]
+    name: str = Field(default="camera", min_length=1, description="Key of its readings")
+    location: str = Field(default="roof_center", description="|".join(MOUNT_LOCATIONS))
+    resolution: Annotated[tuple[int, ...], Field(strict=False, min_length=2, max_length=2)] = (
+        Field(default=(640, 480), description="[width, height] (pixels)")
+    )
+    horizontal_fov_deg: float = Field(
+        default=90.0, description=f"Horizontal field of view (degrees, (0, {MAX_CAMERA_FOV_DEG:g}])"
+    )
+    near: float = Field(default=0.1, gt=0, description="Nearest surface seen (m, along x)")
+    range: float = Field(default=1000.0, gt=0, description="Farthest surface seen (m, along x)")
+    shadows: bool = Field(default=True, description="The sun casts shadows")
+    renderer: str = Field(default="auto", description="|".join(CAMERA_RENDERERS))
+
+    @field_validator("resolution")
+    @classmethod
+    def _pixels(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if not all(1 <= side <= MAX_CAMERA_SIDE for side in value):
+            raise ValueError(
+                f"expected [width, height] from 1 to {MAX_CAMERA_SIDE} pixels each, got "
+                f"{value[0]} x {value[1]}"
+            )
+        return value
+
+    @field_validator("horizontal_fov_deg")
+    @classmethod
+    def _fov(cls, value: float) -> float:
+        if not 0.0 < value <= MAX_CAMERA_FOV_DEG:
+            raise ValueError(
+                f"expected a horizontal field of view in (0, {MAX_CAMERA_FOV_DEG:g}] degrees "
+                f"(a pinhole camera sees less than 180), got {value:g}"
+            )
+        return value
+
+    @field_validator("renderer")
+    @classmethod
+    def _known_renderer(cls, value: str) -> str:
+        if value not in CAMERA_RENDERERS:
+            raise ValueError(
+                f"unknown camera renderer {value!r}, expected {'|'.join(CAMERA_RENDERERS)}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _clip(self) -> Self:
+        if not self.near < self.range:
+            raise at_path(
+                ("range",), f"expected a range beyond near ({self.near:g} m), got {self.range:g}"
+            )
+        return self
+
+    @property
+    def width(self) -> int:
+        return self.resolution[0]
+
+    @property
+    def height(self) -> int:
+        return self.resolution[1]
+
+
+#: Scene sensor classes by ``type`` (the schema adds the driver sensor's).
 SENSOR_TYPES: Mapping[str, type[_RaySensor]] = MappingProxyType(
-    {"raytracer": RayTracerSpec, "lidar": LidarSpec}
+    {"raytracer": RayTracerSpec, "lidar": LidarSpec, "camera": CameraSpec}
 )
+
+
+class Sun(_Strict):
+    """Where the sun stands (world frame): it lights the cameras' images and casts shadows."""
+
+    azimuth_deg: float = Field(
+        default=225.0, description="Counter-clockwise from east (x) (degrees; 225: south-west)"
+    )
+    elevation_deg: float = Field(
+        default=45.0, ge=-90, le=90, description="Above the horizon (degrees; below it: night)"
+    )
 
 
 class SceneSpec(_Strict):
@@ -303,6 +390,7 @@ class SceneSpec(_Strict):
         description="Surface class of map object types, over the defaults ({wind: pole})",
     )
     ground: bool = Field(default=True, description="A ground plane (grass) around the road")
+    sun: Sun = Field(default_factory=Sun, description="The sun, for cameras")
 
     @field_validator("object_classes")
     @classmethod

@@ -1,9 +1,10 @@
-"""The ray-traced sensors of a simulation (ray tracers, lidars) and the scene they share.
+"""The scene sensors of a simulation (ray tracers, lidars, cameras) and the scene they share.
 
-The scene (`roadsim.sensors.scene.Scene`) is built the first time a ray-traced sensor
-samples (or `RaySensors.scene` is asked for), so that a scenario whose sensors are all
-inactive costs nothing; its moving actors are updated once per sampled frame, whatever
-the number of sensors sampling it.
+The scene (`roadsim.sensors.scene.Scene`) is built the first time a scene sensor samples
+(or `RaySensors.scene` is asked for), so that a scenario whose sensors are all inactive
+costs nothing; its moving actors are updated once per sampled frame, whatever the number
+of sensors sampling it. The cameras' renderers (`roadsim.sensors.camera.Renderers`: a GL
+context for the raster ones) are made the first time a camera samples, and shared.
 
 Sensor ids: a sensor without an ``id`` gets one more than the largest id given so far or
 written anywhere in the scenario (the seed's "N + 1").
@@ -21,20 +22,30 @@ from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario
 from roadsim.scenario.problems import describe_error, format_path
-from roadsim.scenario.sensors import SENSOR_TYPES, LidarSpec, RayTracerSpec, SceneSpec
+from roadsim.scenario.sensors import (
+    SENSOR_TYPES,
+    CameraSpec,
+    LidarSpec,
+    RayTracerSpec,
+    SceneSpec,
+)
+from roadsim.sensors.camera import Camera, CameraImage, Renderers
+from roadsim.sensors.camera_model import Lighting
 from roadsim.sensors.lidar import Lidar, PointCloud
 from roadsim.sensors.raytracer import RaySensor, RayTracer, RayTracerReading
 from roadsim.sensors.scene import Scene
 from roadsim.world.state import WorldState
 
-__all__ = ["RayReading", "RaySensors"]
+__all__ = ["RayReading", "RaySensors", "SceneSensorSpec"]
 
-#: What a ray-traced sensor reads.
-RayReading = RayTracerReading | PointCloud
+#: What a scene sensor reads.
+RayReading = RayTracerReading | PointCloud | CameraImage
+#: The options of a scene sensor.
+SceneSensorSpec = RayTracerSpec | LidarSpec | CameraSpec
 
 
 class RaySensors:
-    """The ray-traced sensors of one simulation, by name.
+    """The scene sensors of one simulation, by name.
 
     Args:
         net: The road network.
@@ -55,6 +66,9 @@ class RaySensors:
         self._scene_spec = scene or SceneSpec()
         self._seed = seed
         self._scene: Scene | None = None
+        sun = self._scene_spec.sun
+        self.lighting = Lighting.of(sun.azimuth_deg, sun.elevation_deg)
+        self.renderers = Renderers()
         self.sensors: dict[str, RaySensor] = {}
         self._ids: set[int] = set()
 
@@ -63,12 +77,12 @@ class RaySensors:
     def attach_scenario(
         self, scenario: Scenario, state: WorldState, ego_id: int | None, taken: set[str]
     ) -> None:
-        """Adds the scenario's ray tracers and lidars.
+        """Adds the scenario's ray tracers, lidars and cameras.
 
         Raises:
             ScenarioError: For a ``vehicle`` id that no actor has (file, line and key).
         """
-        specs = [(i, s) for i, s in enumerate(scenario.sensors) if isinstance(s, RayTracerSpec | LidarSpec)]
+        specs = [(i, s) for i, s in enumerate(scenario.sensors) if isinstance(s, SceneSensorSpec)]
         self._ids.update(s.id for _, s in specs if s.id is not None)
         for i, spec in specs:
             try:
@@ -79,7 +93,7 @@ class RaySensors:
 
     def add(
         self,
-        spec: Mapping[str, Any] | RayTracerSpec | LidarSpec,
+        spec: Mapping[str, Any] | SceneSensorSpec,
         state: WorldState,
         ego_id: int | None,
         taken: set[str],
@@ -104,19 +118,21 @@ class RaySensors:
             raise QueryError(f"add_sensor: vehicle: {exc.args[0]}") from None
         return self._add(spec, actor, taken)
 
-    def _add(self, spec: RayTracerSpec | LidarSpec, actor: int, taken: set[str]) -> RaySensor:
+    def _add(self, spec: SceneSensorSpec, actor: int, taken: set[str]) -> RaySensor:
         sensor_id = spec.id if spec.id is not None else max(self._ids, default=0) + 1
         self._ids.add(sensor_id)
         sensor: RaySensor
         if isinstance(spec, LidarSpec):
             sensor = Lidar(spec, sensor_id, actor, seed=self._seed)
+        elif isinstance(spec, CameraSpec):
+            sensor = Camera(spec, sensor_id, actor)
         else:
             sensor = RayTracer(spec, sensor_id, actor)
         self.sensors[spec.name] = sensor
         return sensor
 
     @staticmethod
-    def _actor(spec: RayTracerSpec | LidarSpec, state: WorldState, ego_id: int | None) -> int:
+    def _actor(spec: SceneSensorSpec, state: WorldState, ego_id: int | None) -> int:
         if spec.vehicle == "scene":
             return -1
         if spec.vehicle == "ego":
@@ -152,16 +168,18 @@ class RaySensors:
         time: float,
         readings: dict[str, Any],
         only: list[RaySensor] | None = None,
+        *,
+        now: bool = False,
     ) -> None:
         """Writes the reading of every sensor (or of those in ``only``) due at ``frame``
-        into ``readings``; an inactive sensor reads None, one not due keeps its last
-        reading."""
+        (``now``: active, whatever its rate) into ``readings``; an inactive sensor reads
+        None, one not due keeps its last reading."""
         due = []
         for sensor in self.sensors.values() if only is None else only:
             name = sensor.name
             if not sensor.active:
                 readings[name] = None
-            elif sensor.due(frame):
+            elif now or sensor.due(frame):
                 due.append(sensor)
             else:
                 readings.setdefault(name, None)
@@ -169,22 +187,29 @@ class RaySensors:
             return
         scene = self.scene(state, frame)
         for sensor in due:
+            if isinstance(sensor, Camera):
+                renderer = self.renderers.get(sensor.renderer)
+                readings[sensor.name] = sensor.sample(
+                    scene, state, frame, time, renderer, self.lighting
+                )
+                continue
             assert isinstance(sensor, RayTracer | Lidar)
             readings[sensor.name] = sensor.sample(scene, state, frame, time)
 
     def close(self) -> None:
-        """Stops the scene's ray-casting threads."""
+        """Stops the scene's ray-casting threads and frees the cameras' GL context."""
         if self._scene is not None:
             self._scene.pool.close()
+        self.renderers.close()
 
 
-def _validated(spec: Mapping[str, Any] | RayTracerSpec | LidarSpec) -> RayTracerSpec | LidarSpec:
-    if isinstance(spec, RayTracerSpec | LidarSpec):
+def _validated(spec: Mapping[str, Any] | SceneSensorSpec) -> SceneSensorSpec:
+    if isinstance(spec, SceneSensorSpec):
         return spec
     if not isinstance(spec, Mapping):
         raise ArgumentTypeError(
-            f"spec: expected a mapping of sensor options or a RayTracerSpec or LidarSpec, "
-            f"got {type(spec).__name__}"
+            f"spec: expected a mapping of sensor options or a RayTracerSpec, LidarSpec or "
+            f"CameraSpec, got {type(spec).__name__}"
         )
     kind = spec.get("type")
     if not isinstance(kind, str) or kind not in SENSOR_TYPES:
@@ -198,5 +223,5 @@ def _validated(spec: Mapping[str, Any] | RayTracerSpec | LidarSpec) -> RayTracer
         problems = [describe_error(e) for e in exc.errors()]
         text = "; ".join(f"{format_path(p)}: {m}" if p else m for p, m in problems)
         raise ArgumentError(f"add_sensor: {text}") from None
-    assert isinstance(out, RayTracerSpec | LidarSpec)
+    assert isinstance(out, SceneSensorSpec)
     return out

@@ -23,8 +23,8 @@ The tick order is fixed::
 - *sensors*: the scenario's driver sensors read the frame just made
   (`Simulation.readings`). Traffic perceives through the same driver sensor
   (`roadsim.sensors.driver`) in the controllers step, from the frame the tick starts from.
-  Then the ray-traced sensors due at this frame (ray tracers, lidars;
-  `roadsim.sim.ray_sensors`) cast their rays into the scene of this frame.
+  Then the scene sensors due at this frame (ray tracers, lidars, cameras;
+  `roadsim.sim.ray_sensors`) cast their rays into (or render) the scene of this frame.
 
 Slots. An actor's id never changes; the slot it sits in may. Every `SORT_EVERY` ticks the
 traffic vehicles (autopilot vehicles on a lane, the ego and the vehicles scripted objects
@@ -41,7 +41,7 @@ and seed give bit-identical states.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,6 @@ from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, validate_against_map
 from roadsim.scenario.load import load_scenario_with_map
 from roadsim.scenario.schema import DriverSensorSpec, PathObject
-from roadsim.scenario.sensors import LidarSpec, RayTracerSpec
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.raytracer import RaySensor
@@ -70,7 +69,7 @@ from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.actor import Actor
 from roadsim.sim.build import MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner
-from roadsim.sim.ray_sensors import RayReading, RaySensors
+from roadsim.sim.ray_sensors import RayReading, RaySensors, SceneSensorSpec
 from roadsim.world.codes import LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
@@ -157,7 +156,8 @@ class Simulation:
         ego_slot: The ego's slot in ``state`` (it never moves), or None without an ego.
         readings: The latest reading of each sensor, by name: a `DriverView` for a driver
             sensor, a `roadsim.sensors.raytracer.RayTracerReading` for a ray tracer, a
-            `roadsim.sensors.lidar.PointCloud` for a lidar (each stamped with its frame).
+            `roadsim.sensors.lidar.PointCloud` for a lidar, a
+            `roadsim.sensors.camera.CameraImage` for a camera (each stamped with its frame).
             None while the sensor's vehicle is not active, or the sensor is not.
 
     Everything else (the lane tables, the traffic model, the driver sensor, the
@@ -642,13 +642,14 @@ class Simulation:
 
     # -- ray-traced sensors -----------------------------------------------------------------------------
 
-    def add_sensor(self, spec: Mapping[str, Any] | RayTracerSpec | LidarSpec) -> RaySensor:
-        """Adds a ray tracer or a lidar at run time, and samples it at once (if active).
+    def add_sensor(self, spec: Mapping[str, Any] | SceneSensorSpec) -> RaySensor:
+        """Adds a ray tracer, a lidar or a camera at run time, and samples it at once (if
+        active).
 
         Args:
             spec: Its options, as a scenario's ``sensors:`` entry gives them
                 (``{"type": "lidar", "name": "roof", "channels": 64}``), or a
-                `roadsim.scenario.sensors.RayTracerSpec` / ``LidarSpec``.
+                `roadsim.scenario.sensors.RayTracerSpec` / ``LidarSpec`` / ``CameraSpec``.
 
         Returns:
             The sensor (`sensor`).
@@ -663,17 +664,58 @@ class Simulation:
         return sensor
 
     def sensor(self, name: str) -> RaySensor:
-        """A ray-traced sensor by name: set ``active`` to switch it on or off (an inactive
-        sensor costs nothing and reads None), read its ``id`` and ``mount``.
+        """A scene sensor (ray tracer, lidar, camera) by name: set ``active`` to switch it
+        on or off (an inactive sensor costs nothing and reads None), read its ``id`` and
+        ``mount``.
 
         Raises:
-            QueryError: For a name no ray tracer or lidar has.
+            QueryError: For a name no ray tracer, lidar or camera has.
         """
         found = self._rays.sensors.get(name)
         if found is None:
             known = ", ".join(repr(n) for n in self._rays.sensors) or "none"
-            raise QueryError(f"no ray tracer or lidar named {name!r} (names: {known})")
+            raise QueryError(f"no ray tracer, lidar or camera named {name!r} (names: {known})")
         return found
+
+    @property
+    def scene_sensors(self) -> tuple[str, ...]:
+        """The names of the scene sensors (ray tracers, lidars, cameras), in the order
+        they were added."""
+        return tuple(self._rays.sensors)
+
+    def sample_sensors(self, names: Sequence[str] | None = None) -> None:
+        """Switches scene sensors on and samples them at the current frame now, whatever
+        their ``sample_every`` (a snapshot); their readings go to `readings`.
+
+        Args:
+            names: Scene sensor names (default: all of them).
+
+        Raises:
+            QueryError: For a name no ray tracer, lidar or camera has.
+        """
+        sensors = [self.sensor(n) for n in (self.scene_sensors if names is None else names)]
+        for sensor in sensors:
+            sensor.active = True
+        self._rays.sample(
+            self.state, self.frame, self.time, self.readings, only=sensors, now=True
+        )
+
+    @property
+    def camera_renderers(self) -> Mapping[str, str]:
+        """What draws the cameras' images, by renderer name (``raster``, ``raycast``):
+        those made so far, with what they run on."""
+        return {name: r.description for name, r in self._rays.renderers.made.items()}
+
+    def close(self) -> None:
+        """Frees the cameras' GL context and the ray-casting threads now, rather than when
+        the process ends; the simulation may go on (they are made again if needed)."""
+        self._rays.close()
+
+    def __enter__(self) -> Simulation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def scene(self) -> Scene:

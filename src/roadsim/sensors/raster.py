@@ -1,0 +1,446 @@
+"""The raster camera: OpenGL 3.3 through moderngl on a headless EGL context.
+
+On a machine without a GPU, Mesa's llvmpipe renders (on the CPU, with threads); with a
+GPU and its EGL driver, the GPU. One context per renderer (per simulation); every call
+makes it current on the calling thread and releases it, so that several simulations
+(and threads) may each have one.
+
+The scene's triangles go to the GPU un-indexed, each vertex with its triangle's flat
+normal, surface class and actor id (a triangle needs its own class and actor, which
+shared vertices cannot give): the static mesh once per scene, the moving mesh each time
+the scene is updated. Positions are in the scene's local frame (`Scene.origin`, as the
+ray caster's), in float32, and the camera's position is subtracted in the vertex shader,
+so that a georeferenced map keeps millimetres.
+
+A shot is three passes into float32 render targets:
+
+1. the sun's shadow map (if ``shadows``): depth from the sun, orthographic, over a square
+   of `SHADOW_HALF_SIZE_M` around a point ahead of the camera, `SHADOW_MAP_SIZE` texels
+   a side; outside it, nothing is in shadow;
+2. the scene, with a depth buffer: colour (`roadsim.sensors.camera_model`'s shading),
+   depth along the optical axis (written per fragment from the interpolated position,
+   not read back from the depth buffer, so it keeps float32 precision), surface class and
+   actor id into four attachments. The triangles of the actor the camera rides on are
+   moved out of the clip volume in the vertex shader, so they draw nothing;
+3. the sky, a full-screen triangle on the far plane where no surface is: the sky's
+   radiance, depth +inf, class 0, actor -1.
+
+The projection draws the image upside down, so that rows read back top first
+(`CameraModel.gl_projection`).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from roadsim.road.surface_classes import ALBEDO
+from roadsim.sensors.camera import Images, RendererUnavailable, Shot
+from roadsim.sensors.camera_model import GL_EYE_FROM_SENSOR, CameraModel, Lighting
+from roadsim.sensors.scene import Scene, SceneMesh
+
+__all__ = ["SHADOW_HALF_SIZE_M", "SHADOW_MAP_SIZE", "RasterRenderer", "vertex_data"]
+
+#: Texels along a side of the sun's shadow map: its depth-only pass fills them all, which
+#: on llvmpipe costs 2 ms a frame at 1,024 and 9 ms at 2,048 (640 x 480, 2 cores).
+SHADOW_MAP_SIZE = 1024
+#: Half the side of the square the shadow map covers (m); its centre lies this far ahead
+#: of the camera, at its height.
+SHADOW_HALF_SIZE_M = 60.0
+#: Half the depth the shadow map covers along the sun's rays (m).
+_SHADOW_DEPTH_M = 500.0
+#: How much nearer to the sun a surface must be than the one in the shadow map to shade it
+#: (depth units of the shadow map: 1 m is 1 / (2 x 500)), besides the slope-scaled offset.
+_SHADOW_BIAS = 2e-5
+
+#: One vertex: position (scene frame), its triangle's unit normal, class and actor.
+VERTEX = np.dtype([("position", "<f4", 3), ("normal", "<f4", 3), ("ids", "<i4", 2)])
+_FORMAT = "3f 3f 2i"
+_ATTRIBUTES = ("in_position", "in_normal", "in_ids")
+
+_MAIN_VERTEX = """
+#version 330
+uniform mat4 u_projection;
+uniform mat3 u_eye;
+uniform vec3 u_camera;
+uniform int u_ignore;
+in vec3 in_position;
+in vec3 in_normal;
+in ivec2 in_ids;
+out vec3 v_offset;
+flat out vec3 v_normal;
+flat out ivec2 v_ids;
+void main() {
+    v_offset = in_position - u_camera;
+    gl_Position = u_projection * vec4(u_eye * v_offset, 1.0);
+    if (u_ignore >= 0 && in_ids.y == u_ignore) {
+        gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // out of the clip volume: not drawn
+    }
+    v_normal = in_normal;
+    v_ids = in_ids;
+}
+"""
+
+_MAIN_FRAGMENT = """
+#version 330
+uniform vec3 u_forward;
+uniform mat4 u_light;
+uniform vec3 u_camera;
+uniform vec3 u_sun_direction;
+uniform vec3 u_sun;
+uniform vec3 u_ambient;
+uniform vec3 u_albedo[%(classes)d];
+uniform bool u_shadows;
+uniform float u_bias;
+uniform sampler2DShadow u_shadow_map;
+in vec3 v_offset;
+flat in vec3 v_normal;
+flat in ivec2 v_ids;
+layout(location = 0) out vec4 out_color;
+layout(location = 1) out float out_depth;
+layout(location = 2) out uint out_surface;
+layout(location = 3) out int out_actor;
+void main() {
+    vec3 n = dot(v_normal, v_offset) > 0.0 ? -v_normal : v_normal;
+    float direct = max(dot(n, u_sun_direction), 0.0);
+    if (u_shadows && direct > 0.0) {
+        vec3 light = (u_light * vec4(u_camera + v_offset, 1.0)).xyz * 0.5 + 0.5;
+        if (all(greaterThan(light, vec3(0.0))) && all(lessThan(light, vec3(1.0)))) {
+            direct *= texture(u_shadow_map, vec3(light.xy, light.z - u_bias));
+        }
+    }
+    vec3 albedo = u_albedo[clamp(v_ids.x, 0, %(classes)d - 1)];
+    out_color = vec4(albedo * (u_sun * direct + u_ambient * (0.65 + 0.35 * n.z)), 1.0);
+    out_depth = dot(u_forward, v_offset);
+    out_surface = uint(v_ids.x);
+    out_actor = v_ids.y;
+}
+"""
+
+_SHADOW_VERTEX = """
+#version 330
+uniform mat4 u_light;
+in vec3 in_position;
+void main() {
+    gl_Position = u_light * vec4(in_position, 1.0);
+}
+"""
+
+_SHADOW_FRAGMENT = """
+#version 330
+void main() {
+}
+"""
+
+_SKY_VERTEX = """
+#version 330
+in vec2 in_corner;
+void main() {
+    gl_Position = vec4(in_corner, 1.0, 1.0);  // on the far plane
+}
+"""
+
+_SKY_FRAGMENT = """
+#version 330
+uniform mat3 u_rotation;
+uniform vec2 u_center;
+uniform float u_focal;
+uniform vec3 u_sun_direction;
+uniform vec3 u_zenith;
+uniform vec3 u_horizon;
+uniform vec3 u_ground;
+uniform vec3 u_glow;
+uniform vec3 u_disc;
+uniform float u_disc_cos;
+uniform float u_glow_width;  // 1 / (1 - cos(the glow's width))
+layout(location = 0) out vec4 out_color;
+layout(location = 1) out float out_depth;
+layout(location = 2) out uint out_surface;
+layout(location = 3) out int out_actor;
+void main() {
+    // gl_FragCoord is (u, v) of the pixel's centre: the image is drawn upside down.
+    vec3 ray = vec3(1.0, (u_center.x - gl_FragCoord.x) / u_focal,
+                    (u_center.y - gl_FragCoord.y) / u_focal);
+    vec3 d = normalize(u_rotation * ray);
+    vec3 sky = d.z >= 0.0 ? u_horizon + (u_zenith - u_horizon) * sqrt(d.z) : u_ground;
+    float c = dot(d, u_sun_direction);
+    sky += u_glow * exp((c - 1.0) * u_glow_width);
+    if (c >= u_disc_cos) {
+        sky += u_disc;
+    }
+    out_color = vec4(sky, 1.0);
+    out_depth = uintBitsToFloat(0x7F800000u);  // +inf
+    out_surface = 0u;
+    out_actor = -1;
+}
+"""
+
+
+def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
+    """(3 T,) `VERTEX` records of a mesh's T triangles, positions relative to ``origin``."""
+    p = (mesh.vertices - np.asarray(origin, dtype=np.float64))[mesh.triangles]  # (T, 3, 3)
+    n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    norm = np.sqrt(np.einsum("ij,ij->i", n, n))
+    n /= np.where(norm > 0.0, norm, 1.0)[:, None]
+    out = np.empty((len(p), 3), dtype=VERTEX)
+    out["position"] = p
+    out["normal"] = n[:, None, :]
+    out["ids"][..., 0] = mesh.surface[:, None]
+    out["ids"][..., 1] = mesh.actor[:, None]
+    return out.reshape(-1)
+
+
+class _Mesh:
+    """A mesh's vertices on the GPU, with a vertex array for each program."""
+
+    def __init__(self, ctx: Any, programs: tuple[Any, Any], data: npt.NDArray[np.void]) -> None:
+        self.count = len(data)
+        self.capacity = max(self.count, 1)
+        self.buffer = ctx.buffer(reserve=self.capacity * VERTEX.itemsize, dynamic=True)
+        if self.count:
+            self.buffer.write(data.tobytes())
+        main, shadow = programs
+        self.main = ctx.vertex_array(main, [(self.buffer, _FORMAT, *_ATTRIBUTES)])
+        self.shadow = ctx.vertex_array(shadow, [(self.buffer, "3f 20x", "in_position")])
+
+    def write(self, data: npt.NDArray[np.void]) -> bool:
+        """Replaces the vertices; False if they do not fit (make a new `_Mesh`)."""
+        if len(data) > self.capacity:
+            return False
+        self.count = len(data)
+        if self.count:
+            self.buffer.write(data.tobytes())
+        return True
+
+    def release(self) -> None:
+        self.main.release()
+        self.shadow.release()
+        self.buffer.release()
+
+
+class _Targets:
+    """The framebuffer of one image size: colour, depth, class and actor attachments."""
+
+    def __init__(self, ctx: Any, size: tuple[int, int]) -> None:
+        self.size = size
+        self.attachments = (
+            ctx.renderbuffer(size, 4, dtype="f4"),
+            ctx.renderbuffer(size, 1, dtype="f4"),
+            ctx.renderbuffer(size, 1, dtype="u1"),
+            ctx.renderbuffer(size, 1, dtype="i4"),
+        )
+        self.depth = ctx.depth_renderbuffer(size)
+        self.fbo = ctx.framebuffer(self.attachments, self.depth)
+        self.depth_only = ctx.framebuffer((), self.depth)
+
+    def release(self) -> None:
+        self.fbo.release()
+        self.depth_only.release()
+        self.depth.release()
+        for a in self.attachments:
+            a.release()
+
+
+class RasterRenderer:
+    """Camera images rasterised by OpenGL (see the module docstring).
+
+    Raises:
+        RendererUnavailable: Without moderngl, or where no EGL context can be made.
+    """
+
+    name = "raster"
+
+    def __init__(self) -> None:
+        try:
+            import moderngl
+        except ImportError as exc:  # pragma: no cover - moderngl is a dependency
+            raise RendererUnavailable(
+                "the raster camera needs moderngl (pip install moderngl)"
+            ) from exc
+        try:
+            gl: Any = moderngl  # (its stubs type backend= as a dict)
+            ctx: Any = gl.create_context(standalone=True, backend="egl", require=330)
+        except Exception as exc:  # glcontext raises plain Exceptions
+            raise RendererUnavailable(
+                f"no EGL context could be made ({exc}); on Debian or Ubuntu, install "
+                "libegl1, libgl1, libegl-mesa0 and libgl1-mesa-dri"
+            ) from exc
+        self._gl: Any = moderngl
+        self._ctx: Any = ctx
+        # The context (and llvmpipe's threads) go with the renderer, closed or not.
+        self._release = weakref.finalize(self, ctx.release)
+        self.description = f"moderngl on EGL ({ctx.info['GL_RENDERER']})"
+        with ctx:
+            classes = len(ALBEDO)
+            self._main: Any = ctx.program(
+                vertex_shader=_MAIN_VERTEX,
+                fragment_shader=_MAIN_FRAGMENT % {"classes": classes},
+            )
+            self._main["u_albedo"].write(ALBEDO.astype("f4").tobytes())
+            self._main["u_shadow_map"].value = 0
+            self._shadow_program: Any = ctx.program(
+                vertex_shader=_SHADOW_VERTEX, fragment_shader=_SHADOW_FRAGMENT
+            )
+            self._sky: Any = ctx.program(vertex_shader=_SKY_VERTEX, fragment_shader=_SKY_FRAGMENT)
+            corners = np.array([-1.0, -1.0, 3.0, -1.0, -1.0, 3.0], dtype="f4")
+            self._sky_buffer = ctx.buffer(corners.tobytes())
+            self._sky_vao = ctx.vertex_array(self._sky, [(self._sky_buffer, "2f", "in_corner")])
+            self._shadow_map = ctx.depth_texture((SHADOW_MAP_SIZE, SHADOW_MAP_SIZE))
+            self._shadow_map.compare_func = "<="
+            self._shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
+            self._shadow_fbo = ctx.framebuffer(depth_attachment=self._shadow_map)
+        self._targets: dict[tuple[int, int], _Targets] = {}
+        self._scene_static: SceneMesh | None = None
+        self._scene_moving: SceneMesh | None = None
+        self._static: _Mesh | None = None
+        self._moving: _Mesh | None = None
+
+    # -- meshes ----------------------------------------------------------------------------------
+
+    def _upload(self, scene: Scene) -> None:
+        programs = (self._main, self._shadow_program)
+        if self._scene_static is not scene.static or self._static is None:
+            if self._static is not None:
+                self._static.release()
+            self._static = _Mesh(self._ctx, programs, vertex_data(scene.static, scene.origin))
+            self._scene_static = scene.static
+            self._scene_moving = None
+        if self._scene_moving is not scene.moving or self._moving is None:
+            data = vertex_data(scene.moving, scene.origin)
+            if self._moving is None or not self._moving.write(data):
+                if self._moving is not None:
+                    self._moving.release()
+                self._moving = _Mesh(self._ctx, programs, data)
+            self._scene_moving = scene.moving
+
+    def _draw(self, shadow: bool) -> None:
+        for mesh in (self._static, self._moving):
+            if mesh is not None and mesh.count:
+                (mesh.shadow if shadow else mesh.main).render(
+                    self._gl.TRIANGLES, vertices=mesh.count
+                )
+
+    # -- a shot ----------------------------------------------------------------------------------
+
+    def render(self, scene: Scene, shot: Shot) -> Images:
+        model, pose, light = shot.model, shot.pose, shot.lighting
+        size = (model.width, model.height)
+        camera = pose.position - scene.origin
+        with self._ctx as ctx:
+            self._upload(scene)
+            ctx.enable(self._gl.DEPTH_TEST)
+            shadows = shot.shadows and not light.night
+            light_matrix = _light_matrix(camera, pose.rotation[:, 0], light)
+            if shadows:
+                self._shadow_fbo.use()
+                self._shadow_fbo.clear(depth=1.0)
+                ctx.depth_func = "<"
+                ctx.polygon_offset = (2.0, 4.0)
+                self._shadow_program["u_light"].write(_mat4(light_matrix))
+                self._draw(shadow=True)
+                ctx.polygon_offset = (0.0, 0.0)
+            targets = self._targets.get(size)
+            if targets is None:
+                targets = self._targets[size] = _Targets(ctx, size)
+            targets.depth_only.clear(depth=1.0)
+            targets.fbo.use()
+            main = self._main
+            main["u_projection"].write(_mat4(model.gl_projection()))
+            main["u_eye"].write(_mat3(GL_EYE_FROM_SENSOR @ pose.rotation.T))
+            main["u_camera"].value = tuple(camera.tolist())
+            main["u_light"].write(_mat4(light_matrix))
+            main["u_ignore"].value = int(shot.ignore_actor)
+            main["u_forward"].value = tuple(pose.rotation[:, 0].tolist())
+            main["u_sun_direction"].value = tuple(light.sun_direction.tolist())
+            main["u_sun"].value = tuple(light.sun.tolist())
+            main["u_ambient"].value = tuple(light.ambient.tolist())
+            main["u_shadows"].value = shadows
+            main["u_bias"].value = _SHADOW_BIAS
+            self._shadow_map.use(location=0)
+            ctx.depth_func = "<"
+            self._draw(shadow=False)
+            self._draw_sky(model, pose.rotation, light)
+            return self._read(targets, model)
+
+    def _draw_sky(self, model: CameraModel, rotation: Any, light: Lighting) -> None:
+        from roadsim.sensors.camera_model import SUN_GLOW_WIDTH
+
+        sky = self._sky
+        sky["u_rotation"].write(_mat3(rotation))
+        sky["u_center"].value = model.center
+        sky["u_focal"].value = model.focal
+        for key, value in (
+            ("u_sun_direction", light.sun_direction),
+            ("u_zenith", light.zenith),
+            ("u_horizon", light.horizon),
+            ("u_ground", light.ground),
+            ("u_glow", light.glow),
+            ("u_disc", light.disc),
+        ):
+            sky[key].value = tuple(float(v) for v in value)
+        sky["u_disc_cos"].value = light.disc_cos
+        sky["u_glow_width"].value = 1.0 / (1.0 - math.cos(SUN_GLOW_WIDTH))
+        self._ctx.depth_func = "<="  # where the depth buffer is still clear (1)
+        self._sky_vao.render(self._gl.TRIANGLES, vertices=3)
+
+    @staticmethod
+    def _read(targets: _Targets, model: CameraModel) -> Images:
+        h, w = model.height, model.width
+        fbo = targets.fbo
+        color = np.empty((h, w, 3), dtype=np.float32)
+        depth = np.empty((h, w), dtype=np.float32)
+        surface = np.empty((h, w), dtype=np.uint8)
+        actor = np.empty((h, w), dtype=np.int32)
+        fbo.read_into(color, components=3, attachment=0, dtype="f4")
+        fbo.read_into(depth, components=1, attachment=1, dtype="f4")
+        fbo.read_into(surface, components=1, attachment=2, dtype="u1")
+        fbo.read_into(actor, components=1, attachment=3, dtype="i4")
+        return Images(color, depth, surface, actor)
+
+    def close(self) -> None:
+        """Releases the GL context and everything in it."""
+        if not self._release.alive:
+            return
+        with self._ctx:
+            for t in self._targets.values():
+                t.release()
+            for mesh in (self._static, self._moving):
+                if mesh is not None:
+                    mesh.release()
+        self._targets.clear()
+        self._static = self._moving = None
+        self._scene_static = self._scene_moving = None
+        self._release()
+
+
+def _light_matrix(camera: Any, forward: Any, light: Lighting) -> Any:
+    """(4, 4) the shadow map's clip coordinates from the scene frame: orthographic along
+    the sun's rays, over a square of `SHADOW_HALF_SIZE_M` centred that far ahead of the
+    camera (on its heading, at its height)."""
+    s = light.sun_direction
+    ahead = np.array([forward[0], forward[1], 0.0])
+    norm = float(np.hypot(ahead[0], ahead[1]))
+    center = camera + (SHADOW_HALF_SIZE_M / norm * ahead if norm > 1e-6 else 0.0)
+    up = np.array([0.0, 0.0, 1.0]) if abs(s[2]) < 0.99 else np.array([1.0, 0.0, 0.0])
+    ex = np.cross(up, s)
+    ex /= np.linalg.norm(ex)
+    ey = np.cross(s, ex)
+    basis = np.stack((ex, ey, s))
+    scale = np.diag([1.0 / SHADOW_HALF_SIZE_M, 1.0 / SHADOW_HALF_SIZE_M, -1.0 / _SHADOW_DEPTH_M])
+    out = np.eye(4)
+    out[:3, :3] = scale @ basis
+    out[:3, 3] = -(scale @ basis @ center)
+    return out
+
+
+def _mat4(m: Any) -> bytes:
+    """A 4 x 4 matrix for GLSL (column-major float32)."""
+    return np.asarray(m, dtype="f4").T.tobytes()
+
+
+def _mat3(m: Any) -> bytes:
+    return np.asarray(m, dtype="f4").T.tobytes()
