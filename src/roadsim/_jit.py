@@ -186,17 +186,33 @@ def kernels() -> list[Any]:
 
 
 def njit_leaf(fn: F) -> F:
-    """Compiles a helper that allocates nothing (a look-up, one vehicle's step): inlined
-    into its callers, without numba's reference counting.
+    """Compiles a helper that allocates nothing (a look-up, one vehicle's step): compiled
+    once, then inlined by LLVM into every caller, without numba's reference counting.
 
     Kernels pass bundles of arrays to their helpers
     (`roadsim.world.lane_kernels.LaneArrays` has 32). Numba passes a bundle as its ~220
     flattened fields at every call LLVM does not inline, and with reference counting it
     increments and decrements every array of the bundle at each call: 100 to 200 ns a
-    call measured here, against a few ns inlined without. Such a helper must not create
-    arrays (views of its arguments are fine), and neither may the loops that call it
+    call measured here, against a few ns inlined without. So a helper carries LLVM's
+    ``alwaysinline`` (numba's ``forceinline``): numba types and lowers it once, and LLVM
+    inlines the compiled helper where it is called. (Numba's own ``inline="always"``
+    translates the helper's bytecode anew at every call site: 60% of the compile of the
+    traffic loop, for a tick no faster.) Such a helper must not create arrays, nor
+    return views of its arguments (`njit_view`), and neither may the loops that call it
     (`njit_loop`).
     """
+    return cast(
+        F,
+        numba.njit(cache=True, nogil=True, error_model="numpy", forceinline=True, **_NO_REFCOUNT)(
+            fn
+        ),
+    )
+
+
+def njit_view(fn: F) -> F:
+    """Compiles a helper that returns a view of an array argument (`chunk`): numba inlines
+    it into its callers (``inline="always"``), as without reference counting a compiled
+    function may return only the arrays it was given."""
     return cast(
         F,
         numba.njit(cache=True, nogil=True, error_model="numpy", inline="always", **_NO_REFCOUNT)(
@@ -380,7 +396,7 @@ def chunks_for(rows: int, min_rows: int = MIN_PARALLEL_ROWS) -> int:
     return int(numba.get_num_threads())
 
 
-@njit_leaf
+@njit_view
 def chunk(order: npt.NDArray[np.int64], c: int, chunks: int) -> npt.NDArray[np.int64]:
     """Chunk c of ``chunks`` equal runs of the visiting ``order`` (a view)."""
     n = order.shape[0]
