@@ -322,12 +322,12 @@ class Split:
     they split their rows over numba's threads. A call takes the first where its
     ``chunks`` argument is 1, so that a small scene never compiles parallel code."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], here: Any = None) -> None:
         self.py_func = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self._chunks_at = list(inspect.signature(fn).parameters).index("chunks")
-        self._forms: dict[bool, Any] = {}
+        self._forms: dict[bool, Any] = {} if here is None else {False: here}
 
     def __call__(self, *args: Any) -> Any:
         return self.form(args[self._chunks_at] > 1)(*args)
@@ -356,6 +356,18 @@ def njit_split(fn: F) -> F:
     """Compiles a kernel that calls passes (`njit_rows`) in one form for each way they
     run (`Split`); it has a parameter ``chunks``, the chunks of its passes."""
     return cast(F, Split(fn))
+
+
+def njit_split_only(here: Any) -> Callable[[F], F]:
+    """`njit_split` for a kernel that is called only where its passes split (its callers
+    call it only with ``chunks`` > 1): where they run on the calling thread, kernel
+    ``here`` stands in for it, never called, so that those forms of its callers do not
+    compile it. ``here`` takes the same arguments and returns the same types."""
+
+    def wrap(fn: F) -> F:
+        return cast(F, Split(fn, here))
+
+    return wrap
 
 
 #: Rows a pass needs before it splits them over the threads, unless it says otherwise.

@@ -240,7 +240,9 @@ def _pick(idx: IntArray, a: int, b: int, salt: np.uint64, u: int) -> int:
 
 
 @njit_leaf
-def step_lane(la: LaneArrays, tab: Tables, salt: np.uint64, u: int, forward: bool) -> int:
+def step_lane(
+    la: LaneArrays, tab: Tables, salt: np.uint64, u: int, forward: bool | np.bool_
+) -> int:
     """The next lane of a stream through ``u``: its successor on the route (``forward``)
     or a predecessor picked by the same salt (-1: none). Drivable lanes link to drivable
     lanes only, as traffic drives; other lanes follow the map's links."""
@@ -279,7 +281,7 @@ def main_lane(
     neighbour. Where no lane contains the point, the continuation."""
     x, p, hops = u, pc + half, 0
     while p > la.length[x] and hops < MAX_HOPS:
-        nxt = step_lane(la, tab, salt, x, True)
+        nxt = step_lane(la, tab, salt, x, np.bool_(True))  # (np.bool_: see _objects)
         if nxt < 0:
             break
         p -= la.length[x]
@@ -356,19 +358,26 @@ def search_ahead(
 
 @njit_leaf
 def _push_row(
-    ptr: IntArray, idx: IntArray, rec: int, off: float, top: int, out: Out, c: int
+    ptr: IntArray, idx: IntArray, rec: int, off: float, top: int | np.int64, out: Out, c: int
 ) -> int:
     for e in range(ptr[rec], ptr[rec + 1]):
         if top < STACK:
             out.stack_lane[c, top] = idx[e]
             out.stack_off[c, top] = off
             top += 1
-    return top
+    return int(top)
 
 
 @njit_leaf
 def _push(
-    la: LaneArrays, tab: Tables, rec: int, forward: bool, off: float, top: int, out: Out, c: int
+    la: LaneArrays,
+    tab: Tables,
+    rec: int,
+    forward: bool,
+    off: float,
+    top: int | np.int64,
+    out: Out,
+    c: int,
 ) -> int:
     """Pushes every next lane of ``rec`` (successors or predecessors) at ``off`` on chunk
     c's stack, as far as it has room: for a drivable lane its drivable ones, or where it
@@ -406,7 +415,8 @@ def search_behind(
         p = occ.p[k]
         return int(occ.slot[k]), (q - p if aligned else p - q), int(x), p
     best, best_d, best_rec, best_p = -1, _INF, -1, 0.0
-    top = _push(la, tab, x, up, la.length[x] - q if up else q, 0, out, c)
+    # (np.int64: a literal 0 would compile _push twice; see _objects.)
+    top = _push(la, tab, x, up, la.length[x] - q if up else q, np.int64(0), out, c)
     while top > 0:
         top -= 1
         rec, off = out.stack_lane[c, top], out.stack_off[c, top]
@@ -437,7 +447,7 @@ def _object(
     j: int,
     me: int,
     found: tuple[int, float, int, float],
-    ahead: bool,
+    ahead: bool | np.bool_,
     aligned: bool,
     visibility: float,
     sign: float,
@@ -827,12 +837,13 @@ def _objects(
             front, rear = FRONT_RIGHT, REAR_RIGHT
         if j != EGO or w & WANT_FRONT:
             found = search_ahead(la, tab, occ, k, salt, x, aligned, q, limit)
-            _object(la, occ, actors, out, i, front, k, found, True, aligned, vis, sign,
-                    e0, q0, x, q, full)  # fmt: skip
+            # (np.bool_: a literal True and False would compile _object twice.)
+            _object(la, occ, actors, out, i, front, k, found, np.bool_(True), aligned, vis,
+                    sign, e0, q0, x, q, full)  # fmt: skip
         if j != EGO or w & WANT_REAR:
             found = search_behind(la, tab, occ, k, x, aligned, q, limit, out, c)
-            _object(la, occ, actors, out, i, rear, k, found, False, aligned, vis, sign,
-                    e0, q0, x, q, full)  # fmt: skip
+            _object(la, occ, actors, out, i, rear, k, found, np.bool_(False), aligned, vis,
+                    sign, e0, q0, x, q, full)  # fmt: skip
 
 
 @njit_loop

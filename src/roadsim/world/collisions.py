@@ -42,10 +42,20 @@ and 0.03 ms at N=1,000 (0.21 ms).
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._jit import chunks_for, njit, njit_leaf, njit_loop, njit_rows, njit_split, share
+from roadsim._jit import (
+    chunks_for,
+    njit,
+    njit_leaf,
+    njit_loop,
+    njit_rows,
+    njit_split,
+    njit_split_only,
+    share,
+)
 from roadsim._types import BoolArray, FloatArray, IntArray
 
 __all__ = ["find_overlaps"]
@@ -247,7 +257,17 @@ def _cells(x0: float, x1: float, y0: float, y1: float, ex: float, ey: float) -> 
     return grid
 
 
-@njit_split
+@numba.njit(cache=True, nogil=True)  # (a helper of `_overlaps`, not a kernel of its own)
+def _no_bands(
+    boxes: Boxes, ex: FloatArray, ey: FloatArray, grid: FloatArray, m: int, chunks: int
+) -> tuple[IntArray, int]:
+    """What stands in for `_banded` where the passes run on the calling thread: never
+    called (`_overlaps` bands only with more than one chunk), it keeps that form of
+    `_overlaps` from compiling the bands (about 10 s)."""
+    return np.empty((0, 2), dtype=np.int64), 0
+
+
+@njit_split_only(_no_bands)
 def _banded(
     boxes: Boxes, ex: FloatArray, ey: FloatArray, grid: FloatArray, m: int, chunks: int
 ) -> tuple[IntArray, int]:
