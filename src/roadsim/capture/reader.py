@@ -119,13 +119,15 @@ class RecordingSummary:
     def to_text(self) -> str:
         m = self.metadata
         rate = float(m.get("capture_rate_hz", "nan"))
+        every = m.get("capture_every", "?")
+        ticks = "every tick" if every == "1" else f"every {every} ticks"
         lines = [
             f"Recording         {self.path} ({self.size_bytes / 1e6:.2f} MB)",
             "Complete          "
             + ("yes" if self.complete else "no: cut short (the run was killed); read as far as it goes"),
             f"Scenario          {m.get('scenario_name') or '?'} (seed {m.get('seed', '?')}, map {m.get('map', '?')})",
             f"roadsim           {m.get('roadsim_version', '?')} (recording format {m.get('format_version', '?')})",
-            f"Snapshots         {self.snapshots} at {rate:g} Hz (every {m.get('capture_every', '?')} ticks of {m.get('dt', '?')} s)",
+            f"Snapshots         {self.snapshots} at {rate:g} Hz ({ticks} of {m.get('dt', '?')} s)",
             f"Frames            {self.first_frame} to {self.last_frame}",
             f"Simulated time    {self.start_s:.2f} to {self.end_s:.2f} s ({self.duration_s:.2f} s)",
             f"Actors            up to {self.actors_max} per snapshot",

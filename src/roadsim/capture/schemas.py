@@ -34,6 +34,7 @@ __all__ = [
     "SNAPSHOT_SCHEMA",
     "decode_actor_states",
     "decode_driver_view",
+    "driver_view_json",
     "encode_actor_states",
     "encode_driver_view",
     "pose_from_json",
@@ -278,10 +279,15 @@ def _encoders() -> Mapping[type, Callable[[Any], dict[str, Any]]]:
 _ENCODERS = _encoders()
 
 
+def driver_view_json(view: DriverView) -> dict[str, Any]:
+    """A driver view as the JSON message's data (`DriverView.to_dict`'s keys, non-finite
+    numbers as strings)."""
+    return _ENCODERS[DriverView](view)
+
+
 def encode_driver_view(view: DriverView) -> bytes:
     """A ``roadsim.DriverView`` JSON message (`DriverView.to_dict`'s keys and values)."""
-    data = _ENCODERS[DriverView](view)
-    return json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
+    return json.dumps(_ENCODERS[DriverView](view), separators=(",", ":"), allow_nan=False).encode()
 
 
 def _from_json(cls: type, data: dict[str, Any]) -> Any:
