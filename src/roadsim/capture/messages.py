@@ -496,6 +496,7 @@ def decode_raw_image(data: bytes) -> tuple[str, npt.NDArray[Any]]:
     Raises:
         protobuf.DecodeError: For bytes that are not one.
         KeyError: For an encoding `raw_image` does not write.
+        ValueError: For data of another size than the image's.
     """
     f = pb.decode(data)
 
@@ -503,11 +504,15 @@ def decode_raw_image(data: bytes) -> tuple[str, npt.NDArray[Any]]:
         raw = pb.first(f, n)
         return int.from_bytes(raw, "little") if isinstance(raw, bytes) else 0
 
-    w, h = fixed(3), fixed(4)
-    encoding = pb.as_text(pb.first(f, 5))
-    kind = next(k for k, v in IMAGE_ENCODINGS.items() if v[0] == encoding)
+    # foxglove.RawImage: 1 timestamp, 2 width, 3 height, 4 encoding, 5 step, 6 data, 7 frame_id.
+    w, h = fixed(2), fixed(3)
+    encoding = pb.as_text(pb.first(f, 4))
+    kinds = [k for k, v in IMAGE_ENCODINGS.items() if v[0] == encoding]
+    if not kinds:
+        raise KeyError(f"image encoding {encoding!r}")
+    kind = kinds[0]
     _, dtype, channels = IMAGE_ENCODINGS[kind]
-    blob = pb.first(f, 7)
+    blob = pb.first(f, 6)
     image = np.frombuffer(blob if isinstance(blob, bytes) else b"", dtype=dtype)
     shape = (h, w, channels) if channels > 1 else (h, w)
     return encoding, image.reshape(shape).copy()

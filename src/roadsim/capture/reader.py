@@ -349,7 +349,7 @@ def _snapshot(path: Path, pending: _Pending) -> Snapshot:
                 entry["name"], entry["type"], int(entry["sensor_id"]), int(entry["frame"]),
                 float(entry["time"]), pose, reading,
             )  # fmt: skip
-    except (DecodeError, KeyError, ValueError, StopIteration) as exc:
+    except (DecodeError, KeyError, ValueError) as exc:
         raise RecordingError(
             f"{path}: snapshot of frame {index.get('frame')}: a message does not decode ({exc!r})"
         ) from None
