@@ -52,6 +52,11 @@ def register_run(groups: SubParsers) -> None:
         "else every tick)",
     )
     record.add_argument("--force", action="store_true", help="overwrite --record's file")
+    record.add_argument(
+        "--writer-process",
+        action="store_true",
+        help="write the recording from a process of its own (pays where a core is free)",
+    )
     run.set_defaults(handler=_run)
 
 
@@ -215,13 +220,14 @@ def _run(args: argparse.Namespace) -> int:
     # loop checks between ticks, so a tick is never cut in half.
     stop = {"now": False}
     previous = signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
+    if capture is not None:
+        # Set-up: a recorder starts its writer process here; frame 0 is captured.
+        capture.start()
     bar = tqdm(total=steps, unit="frame", disable=args.no_progress, leave=False, mininterval=0.5)
     start = time.perf_counter()
     compiled_in_setup = compile_seconds() - compiled_at_start
     setup_s = start - begin - compiled_in_setup
     try:
-        if capture is not None:
-            capture.start()
         for k in range(steps):
             if stop["now"]:
                 interrupted = True
@@ -284,7 +290,9 @@ def _capture(sim: Any, args: argparse.Namespace) -> Any:
     except ArgumentError as exc:
         raise ArgumentError(f"--capture-rate: {str(exc).removeprefix('rate: ')}") from None
     if args.record is not None:
-        capture.add_sink(Recorder(args.record, overwrite=args.force))
+        capture.add_sink(
+            Recorder(args.record, overwrite=args.force, background=args.writer_process)
+        )
     if args.images is not None:
         capture.add_sink(ImageFiles(args.images))
     return capture

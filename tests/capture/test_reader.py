@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -186,3 +187,82 @@ def test_bad_files_are_clear_errors(tmp_path: Path) -> None:
             assert "no roadsim recording" in str(exc)  # cut before the metadata
             continue
         assert frames == list(range(len(frames)))
+
+
+def test_the_writer_process_writes_the_same_recording(tmp_path: Path) -> None:
+    sims = [Simulation(highway_with_driver()), Simulation(highway_with_driver())]
+    paths = [tmp_path / "here.mcap", tmp_path / "there.mcap"]
+    captures = [
+        Capture(sim, [Recorder(path, background=bg)], rate=10).start()
+        for sim, path, bg in zip(sims, paths, (False, True), strict=True)
+    ]
+    for sim in sims:
+        sim.run(1.0)
+    for capture in captures:
+        capture.close()
+    here, there = (list(read_recording(p).snapshots()) for p in paths)
+    assert len(here) == len(there) == 11
+    for a, b in zip(here, there, strict=True):
+        assert a.actors.equals(b.actors)
+        assert a.samples["driver"].reading == b.samples["driver"].reading
+
+
+WRITER_CHILD = textwrap.dedent(
+    """
+    import sys
+    from roadsim.capture import Capture, Recorder
+    from roadsim.sim import Simulation
+
+    sim = Simulation("highway")
+    Capture(sim, [Recorder(sys.argv[1], background=True)]).start()
+    while True:
+        sim.step()
+        if sim.frame == 30:
+            print("ready", flush=True)
+    """
+)
+
+
+def test_the_writer_process_finishes_the_file_of_a_killed_run(tmp_path: Path) -> None:
+    path = tmp_path / "killed.mcap"
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER_CHILD, str(path)], stdout=subprocess.PIPE, env=env, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    # The writer sees its socket close, writes what it was sent, and the summary.
+    deadline = 60.0
+    while deadline > 0 and not read_recording_complete(path):
+        time.sleep(0.2)
+        deadline -= 0.2
+    recording = read_recording(path)
+    frames = [s.frame for s in recording.snapshots()]
+    assert frames[:31] == list(range(31))
+
+
+def read_recording_complete(path: Path) -> bool:
+    try:
+        return read_recording(path).complete
+    except RecordingError:
+        return False
+
+
+def test_a_writer_that_fails_is_an_error(tmp_path: Path) -> None:
+    sim = Simulation("highway")
+    recorder = Recorder(tmp_path / "x.mcap", background=True)
+    capture = Capture(sim, [recorder]).start()
+    assert recorder._worker is not None
+    recorder._worker._process.kill()  # the writer dies
+    recorder._worker._process.wait()
+    with pytest.raises(RecordingError, match="the writer process ended"):
+        for _ in range(50):
+            sim.step()
+    with pytest.raises(RecordingError):
+        capture.close()

@@ -29,14 +29,18 @@ writes the last chunk and the summary.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
+import signal
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+import orjson
 
 from roadsim.capture import messages as msg
 from roadsim.capture.errors import RecordingError
@@ -44,13 +48,23 @@ from roadsim.capture.schemas import (
     ACTOR_STATES_SCHEMA,
     DRIVER_VIEW_SCHEMA,
     SNAPSHOT_SCHEMA,
+    decode_actor_states,
     encode_actor_states,
     encode_driver_view,
     pose_to_json,
 )
-from roadsim.capture.snapshot import CaptureInfo, Sample, Snapshot, vehicle_pose
+from roadsim.capture.snapshot import ActorStates, CaptureInfo, Sample, Snapshot, vehicle_pose
+from roadsim.sensors.mount import Pose
 
-__all__ = ["COMPRESSIONS", "FORMAT_VERSION", "SAMPLE_WRITERS", "Recorder", "metadata_of"]
+__all__ = [
+    "COMPRESSIONS",
+    "FORMAT_VERSION",
+    "SAMPLE_PAYLOADS",
+    "SAMPLE_WRITERS",
+    "Recorder",
+    "metadata_of",
+    "packet_of",
+]
 
 #: The version of the recording layout (channels, schemas, metadata keys).
 FORMAT_VERSION = "1"
@@ -88,68 +102,91 @@ def metadata_of(info: CaptureInfo) -> dict[str, str]:
     }
 
 
-class Recorder:
-    """Writes snapshots to an MCAP file (a capture sink; see the module docstring).
+@dataclass(frozen=True, slots=True, eq=False)
+class _Packet:
+    """One snapshot, ready for the writer: what is cheap to encode already encoded, the
+    rest (scene sensors' readings) as they are.
 
-    Args:
-        path: The file to write.
-        overwrite: Replace a file that exists (else that is an error).
-        compression: ``zstd`` (the default: the smallest files), ``lz4`` (faster) or
-            ``none``.
-        chunk_size: Bytes of messages per chunk before compression: what a run killed
-            outright may lose at most.
-        lanes: Write the lane borders (``/scene/lanes``) when the capture has the road
-            network.
-
-    Each recorder has its own Foxglove SDK context: two recorders in one process (two
-    simulations) never write into each other's files.
+    Attributes:
+        frame, time, ego_id: The snapshot's.
+        index: The ``roadsim.Snapshot`` message.
+        states: The ``roadsim.ActorStates`` message.
+        sensors: (name, type, pose) of every sample, for the frame transforms.
+        samples: (name, type, payload) of every sample: `SAMPLE_PAYLOADS` of it.
     """
 
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        overwrite: bool = False,
-        compression: str = "zstd",
-        chunk_size: int = 1 << 20,
-        lanes: bool = True,
-    ) -> None:
-        if compression not in COMPRESSIONS:
-            raise RecordingError(
-                f"compression: expected {', '.join(COMPRESSIONS)}, got {compression!r}"
-            )
-        self.path = Path(path)
+    frame: int
+    time: float
+    ego_id: int
+    index: bytes
+    states: bytes
+    sensors: list[tuple[str, str, Pose]]
+    samples: list[tuple[str, str, Any]]
+
+
+def packet_of(snapshot: Snapshot) -> _Packet:
+    """A snapshot as the writer takes it (`_Packet`)."""
+    entries = []
+    for sample in snapshot.samples.values():
+        entry: dict[str, Any] = {
+            "name": sample.name,
+            "type": sample.type,
+            "sensor_id": sample.sensor_id,
+            "frame": sample.frame,
+            "time": sample.time,
+            "pose": pose_to_json(sample.pose),
+        }
+        extra = _EXTRAS.get(sample.type)
+        if extra is not None:
+            entry["extra"] = extra(sample.reading)
+        entries.append(entry)
+    index = {
+        "frame": snapshot.frame,
+        "time": snapshot.time,
+        "ego_id": snapshot.ego_id,
+        "actors": len(snapshot.actors),
+        "samples": entries,
+    }
+    return _Packet(
+        snapshot.frame,
+        snapshot.time,
+        snapshot.ego_id,
+        orjson.dumps(index),
+        encode_actor_states(snapshot.actors, snapshot.frame, snapshot.time, snapshot.ego_id),
+        [(s.name, s.type, s.pose) for s in snapshot.samples.values()],
+        [
+            (s.name, s.type, SAMPLE_PAYLOADS.get(s.type, _as_is)(s))
+            for s in snapshot.samples.values()
+            if s.type in SAMPLE_WRITERS
+        ],
+    )
+
+
+def _as_is(sample: Sample) -> Any:
+    return sample
+
+
+class _McapWriter:
+    """Writes packets into an MCAP file with the Foxglove SDK (in this process or in the
+    recorder's writer process)."""
+
+    def __init__(self, path: Path, overwrite: bool, compression: str, chunk_size: int) -> None:
+        self.path = path
         self.overwrite = overwrite
         self.compression = compression
-        self.chunk_size = int(chunk_size)
-        self.lanes = lanes
+        self.chunk_size = chunk_size
         self.snapshots = 0
         self._writer: Any = None
         self._context: Any = None
         self._channels: dict[str, Any] = {}
         self._boxes: msg.ActorBoxes | None = None
-        self._net: Any = None
+        self._lanes: bytes | None = None
 
-    @property
-    def bytes_written(self) -> int:
-        """The size of the file so far (chunks written out)."""
-        return self.path.stat().st_size if self.path.exists() else 0
-
-    # -- the sink interface ----------------------------------------------------------------------
-
-    def open(self, info: CaptureInfo) -> None:
-        """Creates the file and writes the metadata record.
-
-        Raises:
-            RecordingError: If the file exists (without ``overwrite``) or cannot be made.
-        """
+    def open(self, info: CaptureInfo, lanes: bytes | None) -> None:
         import foxglove
         from foxglove.mcap import MCAPCompression, MCAPWriteOptions
 
-        if self.path.exists() and not self.overwrite:
-            raise RecordingError(f"{self.path}: the file exists (overwrite it with --force)")
-        if not self.path.parent.is_dir():
-            raise RecordingError(f"{self.path}: no folder {self.path.parent}")
+        _check_path(self.path, self.overwrite)
         compression = {"zstd": MCAPCompression.Zstd, "lz4": MCAPCompression.Lz4}.get(
             self.compression
         )
@@ -173,72 +210,38 @@ class Recorder:
             raise RecordingError(f"{self.path}: cannot write the recording: {exc}") from None
         self._writer.write_metadata(METADATA_NAME, metadata_of(info))
         self._boxes = msg.ActorBoxes(info.model_names)
-        self._net = info.net if self.lanes else None
+        self._lanes = lanes
         self.snapshots = 0
 
-    def write(self, snapshot: Snapshot) -> None:
-        """Writes one snapshot's messages."""
-        if self._writer is None:
-            raise RecordingError(f"{self.path}: the recorder is not open")
-        ns = msg.time_ns(snapshot.time)
-        if self._net is not None:
-            self._log("/scene/lanes", _fox_schema("SceneUpdate"), msg.lanes_update(self._net, ns), ns)
-            self._net = None
-        samples = []
-        for sample in snapshot.samples.values():
-            entry: dict[str, Any] = {
-                "name": sample.name,
-                "type": sample.type,
-                "sensor_id": sample.sensor_id,
-                "frame": sample.frame,
-                "time": sample.time,
-                "pose": pose_to_json(sample.pose),
-            }
-            extra = _EXTRAS.get(sample.type)
-            if extra is not None:
-                entry["extra"] = extra(sample.reading)
-            samples.append(entry)
-        index = {
-            "frame": snapshot.frame,
-            "time": snapshot.time,
-            "ego_id": snapshot.ego_id,
-            "actors": len(snapshot.actors),
-            "samples": samples,
-        }
-        self._log("/roadsim/snapshot", SNAPSHOT_SCHEMA, json.dumps(index).encode(), ns)
-        actors = snapshot.actors
-        self._log(
-            "/roadsim/actors",
-            ACTOR_STATES_SCHEMA,
-            encode_actor_states(actors, snapshot.frame, snapshot.time, snapshot.ego_id),
-            ns,
-        )
+    def write(self, packet: _Packet, actors: ActorStates | None = None) -> None:
+        """Writes a packet; ``actors`` are its states where they are at hand (else they
+        are decoded from the packet)."""
+        ns = msg.time_ns(packet.time)
+        if self._lanes is not None:
+            self.log("/scene/lanes", "SceneUpdate", self._lanes, ns)
+            self._lanes = None
+        self.log("/roadsim/snapshot", SNAPSHOT_SCHEMA, packet.index, ns)
+        self.log("/roadsim/actors", ACTOR_STATES_SCHEMA, packet.states, ns)
+        if actors is None:
+            _, _, _, actors = decode_actor_states(packet.states)
         assert self._boxes is not None
-        self._log(
-            "/scene/actors",
-            _fox_schema("SceneUpdate"),
-            self._boxes.encode(actors, snapshot.ego_id, ns),
-            ns,
-        )
+        boxes = self._boxes.encode(actors, packet.ego_id, ns)
+        self.log("/scene/actors", "SceneUpdate", boxes, ns)
         ego_pose = None
-        hits = np.flatnonzero(actors.id == snapshot.ego_id)
+        hits = np.flatnonzero(actors.id == packet.ego_id)
         if hits.size:
             k = int(hits[0])
             ego_pose = vehicle_pose(
                 float(actors.x[k]), float(actors.y[k]), float(actors.z[k]), float(actors.heading[k])
             )
-        if ego_pose is not None or any(s.type != "driver" for s in snapshot.samples.values()):
-            self._log(
-                "/tf", _fox_schema("FrameTransforms"), msg.transforms(snapshot, ego_pose), ns
-            )
-        for sample in snapshot.samples.values():
-            writer = SAMPLE_WRITERS.get(sample.type)
-            if writer is not None:
-                writer(self, sample, ns)
+        if ego_pose is not None or any(kind != "driver" for _, kind, _ in packet.sensors):
+            tf = msg.transforms(packet.time, packet.sensors, ego_pose)
+            self.log("/tf", "FrameTransforms", tf, ns)
+        for name, kind, payload in packet.samples:
+            SAMPLE_WRITERS[kind](self, name, kind, payload, ns)
         self.snapshots += 1
 
     def close(self) -> None:
-        """Writes the last chunk and the summary, and closes the file (again: nothing)."""
         if self._writer is None:
             return
         writer, self._writer = self._writer, None
@@ -248,14 +251,9 @@ class Recorder:
         writer.close()
         self._context = None
 
-    def flush(self) -> None:
-        """Ends the current chunk and writes it out now."""
-        if self._writer is not None:
-            self._writer.flush()
-
-    # -- channels ------------------------------------------------------------------------------------
-
-    def _log(self, topic: str, schema: Any, data: bytes, ns: int, **metadata: str) -> None:
+    def log(self, topic: str, schema: Any, data: bytes, ns: int, **metadata: str) -> None:
+        """Logs a message on a topic, made on first use with ``schema``: a JSON Schema
+        (dict), (name, encoding, data), or the name of a Foxglove schema."""
         channel = self._channels.get(topic)
         if channel is None:
             channel = self._channels[topic] = self._make_channel(topic, schema, metadata)
@@ -264,6 +262,8 @@ class Recorder:
     def _make_channel(self, topic: str, schema: Any, metadata: dict[str, str]) -> Any:
         import foxglove
 
+        if isinstance(schema, str):
+            schema = _fox_schema(schema)
         if isinstance(schema, dict):  # a JSON Schema: a JSON channel
             return foxglove.Channel(
                 topic, schema=schema, context=self._context, metadata=metadata or None
@@ -278,6 +278,222 @@ class Recorder:
         )
 
 
+def _check_path(path: Path, overwrite: bool) -> None:
+    if path.exists() and not overwrite:
+        raise RecordingError(f"{path}: the file exists (overwrite it with --force)")
+    if not path.parent.is_dir():
+        raise RecordingError(f"{path}: no folder {path.parent}")
+
+
+class Recorder:
+    """Writes snapshots to an MCAP file (a capture sink; see the module docstring).
+
+    Args:
+        path: The file to write.
+        overwrite: Replace a file that exists (else that is an error).
+        compression: ``zstd`` (the default: the smallest files), ``lz4`` or ``none``.
+        chunk_size: Bytes of messages per chunk before compression: what a run killed
+            outright may lose at most.
+        lanes: Write the lane borders (``/scene/lanes``) when the capture has the road
+            network.
+        background: Write in a process of its own. The simulation then only takes the
+            snapshot and encodes its small parts (the actor states, the driver views);
+            the writer process encodes the boxes, compresses and writes, on another
+            core. That pays where a core is free; on a machine whose cores are all busy
+            (the shared 2-core machine of benchmarks/bench_record.py) passing every
+            snapshot to another process costs more than writing it here, which is the
+            default. ``write`` blocks when the writer falls behind, so that nothing is
+            dropped; if this process dies, the writer still finishes the file.
+
+    Each recorder has its own Foxglove SDK context: two recorders in one process (two
+    simulations) never write into each other's files.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        overwrite: bool = False,
+        compression: str = "zstd",
+        chunk_size: int = 1 << 20,
+        lanes: bool = True,
+        background: bool = False,
+    ) -> None:
+        if compression not in COMPRESSIONS:
+            raise RecordingError(
+                f"compression: expected {', '.join(COMPRESSIONS)}, got {compression!r}"
+            )
+        self.path = Path(path)
+        self.overwrite = overwrite
+        self.compression = compression
+        self.chunk_size = int(chunk_size)
+        self.lanes = lanes
+        self.background = background
+        self.snapshots = 0
+        self._local: _McapWriter | None = None
+        self._worker: _Worker | None = None
+
+    @property
+    def bytes_written(self) -> int:
+        """The size of the file so far (chunks written out)."""
+        return self.path.stat().st_size if self.path.exists() else 0
+
+    def open(self, info: CaptureInfo) -> None:
+        """Creates the file and writes the metadata record (starting the writer process).
+
+        Raises:
+            RecordingError: If the file exists (without ``overwrite``) or cannot be made.
+        """
+        _check_path(self.path, self.overwrite)
+        lanes = None
+        if self.lanes and info.net is not None:
+            lanes = msg.lanes_update(info.net, 0)
+        info = replace(info, net=None)
+        self.snapshots = 0
+        if self.background:
+            self._worker = _Worker(self.path, self.overwrite, self.compression, self.chunk_size)
+            self._worker.open(info, lanes)
+        else:
+            self._local = _McapWriter(self.path, self.overwrite, self.compression, self.chunk_size)
+            self._local.open(info, lanes)
+
+    def write(self, snapshot: Snapshot) -> None:
+        """Writes one snapshot's messages.
+
+        Raises:
+            RecordingError: If the recorder is not open, or the writer failed.
+        """
+        packet = packet_of(snapshot)
+        if self._worker is not None:
+            self._worker.write(packet)
+        elif self._local is not None:
+            self._local.write(packet, snapshot.actors)
+        else:
+            raise RecordingError(f"{self.path}: the recorder is not open")
+        self.snapshots += 1
+
+    def close(self) -> None:
+        """Writes the last chunk and the summary, and closes the file (again: nothing).
+
+        Raises:
+            RecordingError: If the writer failed.
+        """
+        worker, self._worker = self._worker, None
+        local, self._local = self._local, None
+        if worker is not None:
+            worker.close()
+        if local is not None:
+            local.close()
+
+
+class _Worker:
+    """The recorder's writer process (`roadsim.capture.writer_process`) and the socket to
+    it.
+
+    Messages to it: ``("open", info, lanes)``, ``("write", packet)``, ``("close",)``; from
+    it: ``("ok",)`` after opening, ``("error", text)`` when something failed (it then
+    stops), ``("closed", snapshots)`` at the end.
+
+    It is a plain subprocess (``python -m roadsim.capture.writer_process``) rather than a
+    `multiprocessing` one: spawning runs the caller's main script again in the child, which
+    a script without an ``if __name__ == "__main__"`` guard does not survive, and forking
+    a process that runs numba's threads is unsafe.
+    """
+
+    def __init__(self, path: Path, overwrite: bool, compression: str, chunk_size: int) -> None:
+        import os
+        import socket
+        import subprocess
+        import sys
+        from multiprocessing.connection import Connection
+
+        self.path = path
+        ours, theirs = socket.socketpair()
+        # The child imports what this process imports (pytest's root, a script's folder).
+        paths = [p for p in sys.path if p and Path(p).is_dir()]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "roadsim.capture.writer_process", str(theirs.fileno()),
+             str(path), "1" if overwrite else "0", compression, str(chunk_size)],
+            pass_fds=(theirs.fileno(),),
+            env=env,
+        )  # fmt: skip
+        theirs.close()
+        self._conn = Connection(ours.detach())
+
+    def _fail(self, what: str) -> RecordingError:
+        with contextlib.suppress(Exception):
+            self._process.wait(timeout=5)
+        return RecordingError(f"{self.path}: the writer {what}")
+
+    def _reply(self, timeout: float) -> tuple[Any, ...]:
+        try:
+            if not self._conn.poll(timeout):
+                raise self._fail(f"did not answer within {timeout:g} s")
+            reply: tuple[Any, ...] = self._conn.recv()
+        except (EOFError, OSError):
+            raise self._fail(f"process ended (exit code {self._process.poll()})") from None
+        if reply[0] == "error":
+            raise RecordingError(reply[1])
+        return reply
+
+    def _send(self, message: tuple[Any, ...]) -> None:
+        try:
+            self._conn.send(message)
+        except OSError:
+            raise self._fail(f"process ended (exit code {self._process.poll()})") from None
+
+    def open(self, info: CaptureInfo, lanes: bytes | None) -> None:
+        self._send(("open", info, lanes))
+        self._reply(timeout=120.0)  # its start: importing roadsim
+
+    def write(self, packet: _Packet) -> None:
+        if self._conn.poll():  # only an error comes back before the close
+            self._reply(timeout=0.0)
+        self._send(("write", packet))
+
+    def close(self) -> None:
+        try:
+            self._send(("close",))
+            self._reply(timeout=600.0)
+        finally:
+            self._conn.close()
+            with contextlib.suppress(Exception):
+                self._process.wait(timeout=10)
+
+
+def serve(conn: Any, path: str, overwrite: bool, compression: str, chunk_size: int) -> None:
+    """The writer process's work (`_Worker`): writes what the socket brings until told to
+    close, or until the simulation's process is gone (then it finishes the file all the
+    same)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the run, which closes us
+    writer = _McapWriter(Path(path), overwrite, compression, chunk_size)
+    try:
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                break
+            if message[0] == "write":
+                writer.write(message[1])
+            elif message[0] == "open":
+                writer.open(message[1], message[2])
+                conn.send(("ok",))
+            else:
+                break
+        writer.close()
+        _answer(conn, ("closed", writer.snapshots))
+    except BaseException as exc:
+        text = str(exc) if isinstance(exc, RecordingError) else f"{path}: writing failed: {exc!r}"
+        _answer(conn, ("error", text))
+        writer.close()
+
+
+def _answer(conn: Any, message: tuple[Any, ...]) -> None:
+    with contextlib.suppress(OSError):  # the simulation's process is gone
+        conn.send(message)
+
+
 def _fox_schema(name: str) -> tuple[str, str, bytes]:
     """(name, encoding, data) of a Foxglove schema, e.g. ``SceneUpdate``."""
     import foxglove.messages as fm
@@ -289,19 +505,23 @@ def _fox_schema(name: str) -> tuple[str, str, bytes]:
 # -- per type of sample ---------------------------------------------------------------------------
 
 
-def _write_driver(rec: Recorder, sample: Sample, ns: int) -> None:
-    rec._log(f"/driver/{sample.name}", DRIVER_VIEW_SCHEMA, encode_driver_view(sample.reading), ns)
+def _driver_payload(sample: Sample) -> bytes:
+    return encode_driver_view(sample.reading)
 
 
-def _write_cloud(rec: Recorder, sample: Sample, ns: int) -> None:
-    topic = f"/{'lidar' if sample.type == 'lidar' else 'rays'}/{sample.name}"
-    rec._log(topic, _fox_schema("PointCloud"), msg.point_cloud(sample), ns, sensor_type=sample.type)
+def _write_driver(w: _McapWriter, name: str, kind: str, payload: Any, ns: int) -> None:
+    w.log(f"/driver/{name}", DRIVER_VIEW_SCHEMA, payload, ns)
 
 
-def _write_camera(rec: Recorder, sample: Sample, ns: int) -> None:
-    image = sample.reading
-    frame = f"sensor/{sample.name}/optical"
-    raw = _fox_schema("RawImage")
+def _write_cloud(w: _McapWriter, name: str, kind: str, payload: Any, ns: int) -> None:
+    topic = f"/{'lidar' if kind == 'lidar' else 'rays'}/{name}"
+    w.log(topic, "PointCloud", msg.point_cloud(payload), ns, sensor_type=kind)
+
+
+def _write_camera(w: _McapWriter, name: str, kind: str, payload: Any, ns: int) -> None:
+    image = payload.reading
+    frame = f"sensor/{name}/optical"
+    raw = "RawImage"
     layers = {
         "color": image.preview(),
         "hdr": image.color,
@@ -309,25 +529,33 @@ def _write_camera(rec: Recorder, sample: Sample, ns: int) -> None:
         "surface": image.surface_ids,
         "instance": image.actor_ids,
     }
-    for kind, array in layers.items():
-        rec._log(f"/camera/{sample.name}/{kind}", raw, msg.raw_image(array, kind, frame, ns), ns)
-    rec._log(
-        f"/camera/{sample.name}/calibration",
-        _fox_schema("CameraCalibration"),
+    for layer, array in layers.items():
+        w.log(f"/camera/{name}/{layer}", raw, msg.raw_image(array, layer, frame, ns), ns)
+    w.log(
+        f"/camera/{name}/calibration",
+        "CameraCalibration",
         msg.camera_calibration(image.model, frame, ns),
         ns,
     )
 
 
-#: How the recorder writes each type of sample (`roadsim.capture.snapshot.READING_TYPES`):
-#: a new kind of sensor adds its function.
-SAMPLE_WRITERS: Mapping[str, Callable[[Recorder, Sample, int], None]] = MappingProxyType(
-    {
-        "driver": _write_driver,
-        "lidar": _write_cloud,
-        "raytracer": _write_cloud,
-        "camera": _write_camera,
-    }
+#: What the simulation's process hands the writer for each type of sample (default: the
+#: sample itself): a driver view is encoded at once (pickling the view would cost more).
+SAMPLE_PAYLOADS: Mapping[str, Callable[[Sample], Any]] = MappingProxyType(
+    {"driver": _driver_payload}
+)
+
+#: How the writer writes each type of sample (`roadsim.capture.snapshot.READING_TYPES`),
+#: from its payload: a new kind of sensor adds its function.
+SAMPLE_WRITERS: Mapping[str, Callable[[_McapWriter, str, str, Any, int], None]] = (
+    MappingProxyType(
+        {
+            "driver": _write_driver,
+            "lidar": _write_cloud,
+            "raytracer": _write_cloud,
+            "camera": _write_camera,
+        }
+    )
 )
 
 
