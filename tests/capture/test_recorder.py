@@ -14,6 +14,7 @@ from mcap.reader import make_reader
 
 from roadsim.capture import ActorStates, Capture, Recorder, RecordingError, SnapshotList
 from roadsim.capture.messages import quaternion, rotation_of
+from roadsim.scenario import parse_scenario
 from roadsim.sim import Simulation
 from tests.capture.helpers import camera_snapshot, highway_with_driver
 
@@ -55,6 +56,8 @@ def test_recording_holds_every_snapshot_with_its_schemas(tmp_path: Path) -> None
     assert roadsim_meta["seed"] == "5" and roadsim_meta["map"] == "highway"
     assert "seed: 5" in roadsim_meta["scenario"] and "ISO 8855" in roadsim_meta["conventions"]
     assert json.loads(roadsim_meta["model_names"])[:3] == ["car", "truck", "bus"]
+    # The scenario as recorded loads again, as it ran (the seed applied).
+    assert parse_scenario(roadsim_meta["scenario"]) == highway_with_driver().with_overrides(seed=5)
     declared = {topic: (s.name, s.encoding) for topic, s, _ in messages}
     assert declared == {
         "/roadsim/snapshot": ("roadsim.Snapshot", "jsonschema"),
