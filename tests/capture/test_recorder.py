@@ -115,7 +115,7 @@ def test_foxglove_objects_encode_what_ours_decode_to(tmp_path: Path) -> None:
     """The SceneUpdate written on numpy equals the Foxglove SDK's own message."""
     import foxglove.messages as fm
 
-    from roadsim.capture.messages import ActorBoxes
+    from roadsim.capture.boxes import ActorBoxes
     from roadsim.sim.build import MODEL_NAMES
 
     sim = Simulation("town")

@@ -29,20 +29,19 @@ writes the last chunk and the summary.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
-import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
 
 from roadsim.capture import messages as msg
+from roadsim.capture.boxes import ActorBoxes
 from roadsim.capture.errors import RecordingError
 from roadsim.capture.schemas import (
     ACTOR_STATES_SCHEMA,
@@ -56,11 +55,16 @@ from roadsim.capture.schemas import (
 from roadsim.capture.snapshot import ActorStates, CaptureInfo, Sample, Snapshot, vehicle_pose
 from roadsim.sensors.mount import Pose
 
+if TYPE_CHECKING:
+    from roadsim.capture.writer_process import WriterProcess
+
 __all__ = [
     "COMPRESSIONS",
     "FORMAT_VERSION",
     "SAMPLE_PAYLOADS",
     "SAMPLE_WRITERS",
+    "McapWriter",
+    "Packet",
     "Recorder",
     "metadata_of",
     "packet_of",
@@ -103,7 +107,7 @@ def metadata_of(info: CaptureInfo) -> dict[str, str]:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class _Packet:
+class Packet:
     """One snapshot, ready for the writer: what is cheap to encode already encoded, the
     rest (scene sensors' readings) as they are.
 
@@ -124,8 +128,8 @@ class _Packet:
     samples: list[tuple[str, str, Any]]
 
 
-def packet_of(snapshot: Snapshot) -> _Packet:
-    """A snapshot as the writer takes it (`_Packet`)."""
+def packet_of(snapshot: Snapshot) -> Packet:
+    """A snapshot as the writer takes it (`Packet`)."""
     entries = []
     for sample in snapshot.samples.values():
         entry: dict[str, Any] = {
@@ -147,7 +151,7 @@ def packet_of(snapshot: Snapshot) -> _Packet:
         "actors": len(snapshot.actors),
         "samples": entries,
     }
-    return _Packet(
+    return Packet(
         snapshot.frame,
         snapshot.time,
         snapshot.ego_id,
@@ -166,7 +170,7 @@ def _as_is(sample: Sample) -> Any:
     return sample
 
 
-class _McapWriter:
+class McapWriter:
     """Writes packets into an MCAP file with the Foxglove SDK (in this process or in the
     recorder's writer process)."""
 
@@ -179,7 +183,7 @@ class _McapWriter:
         self._writer: Any = None
         self._context: Any = None
         self._channels: dict[str, Any] = {}
-        self._boxes: msg.ActorBoxes | None = None
+        self._boxes: ActorBoxes | None = None
         self._lanes: bytes | None = None
 
     def open(self, info: CaptureInfo, lanes: bytes | None) -> None:
@@ -209,11 +213,11 @@ class _McapWriter:
         except Exception as exc:  # the SDK raises its own error types
             raise RecordingError(f"{self.path}: cannot write the recording: {exc}") from None
         self._writer.write_metadata(METADATA_NAME, metadata_of(info))
-        self._boxes = msg.ActorBoxes(info.model_names)
+        self._boxes = ActorBoxes(info.model_names)
         self._lanes = lanes
         self.snapshots = 0
 
-    def write(self, packet: _Packet, actors: ActorStates | None = None) -> None:
+    def write(self, packet: Packet, actors: ActorStates | None = None) -> None:
         """Writes a packet; ``actors`` are its states where they are at hand (else they
         are decoded from the packet)."""
         ns = msg.time_ns(packet.time)
@@ -330,8 +334,8 @@ class Recorder:
         self.lanes = lanes
         self.background = background
         self.snapshots = 0
-        self._local: _McapWriter | None = None
-        self._worker: _Worker | None = None
+        self._local: McapWriter | None = None
+        self._worker: WriterProcess | None = None
 
     @property
     def bytes_written(self) -> int:
@@ -351,10 +355,12 @@ class Recorder:
         info = replace(info, net=None)
         self.snapshots = 0
         if self.background:
-            self._worker = _Worker(self.path, self.overwrite, self.compression, self.chunk_size)
+            from roadsim.capture.writer_process import WriterProcess
+
+            self._worker = WriterProcess(self.path, self.overwrite, self.compression, self.chunk_size)
             self._worker.open(info, lanes)
         else:
-            self._local = _McapWriter(self.path, self.overwrite, self.compression, self.chunk_size)
+            self._local = McapWriter(self.path, self.overwrite, self.compression, self.chunk_size)
             self._local.open(info, lanes)
 
     def write(self, snapshot: Snapshot) -> None:
@@ -386,114 +392,6 @@ class Recorder:
             local.close()
 
 
-class _Worker:
-    """The recorder's writer process (`roadsim.capture.writer_process`) and the socket to
-    it.
-
-    Messages to it: ``("open", info, lanes)``, ``("write", packet)``, ``("close",)``; from
-    it: ``("ok",)`` after opening, ``("error", text)`` when something failed (it then
-    stops), ``("closed", snapshots)`` at the end.
-
-    It is a plain subprocess (``python -m roadsim.capture.writer_process``) rather than a
-    `multiprocessing` one: spawning runs the caller's main script again in the child, which
-    a script without an ``if __name__ == "__main__"`` guard does not survive, and forking
-    a process that runs numba's threads is unsafe.
-    """
-
-    def __init__(self, path: Path, overwrite: bool, compression: str, chunk_size: int) -> None:
-        import os
-        import socket
-        import subprocess
-        import sys
-        from multiprocessing.connection import Connection
-
-        self.path = path
-        ours, theirs = socket.socketpair()
-        # The child imports what this process imports (pytest's root, a script's folder).
-        paths = [p for p in sys.path if p and Path(p).is_dir()]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "roadsim.capture.writer_process", str(theirs.fileno()),
-             str(path), "1" if overwrite else "0", compression, str(chunk_size)],
-            pass_fds=(theirs.fileno(),),
-            env=env,
-        )  # fmt: skip
-        theirs.close()
-        self._conn = Connection(ours.detach())
-
-    def _fail(self, what: str) -> RecordingError:
-        with contextlib.suppress(Exception):
-            self._process.wait(timeout=5)
-        return RecordingError(f"{self.path}: the writer {what}")
-
-    def _reply(self, timeout: float) -> tuple[Any, ...]:
-        try:
-            if not self._conn.poll(timeout):
-                raise self._fail(f"did not answer within {timeout:g} s")
-            reply: tuple[Any, ...] = self._conn.recv()
-        except (EOFError, OSError):
-            raise self._fail(f"process ended (exit code {self._process.poll()})") from None
-        if reply[0] == "error":
-            raise RecordingError(reply[1])
-        return reply
-
-    def _send(self, message: tuple[Any, ...]) -> None:
-        try:
-            self._conn.send(message)
-        except OSError:
-            raise self._fail(f"process ended (exit code {self._process.poll()})") from None
-
-    def open(self, info: CaptureInfo, lanes: bytes | None) -> None:
-        self._send(("open", info, lanes))
-        self._reply(timeout=120.0)  # its start: importing roadsim
-
-    def write(self, packet: _Packet) -> None:
-        if self._conn.poll():  # only an error comes back before the close
-            self._reply(timeout=0.0)
-        self._send(("write", packet))
-
-    def close(self) -> None:
-        try:
-            self._send(("close",))
-            self._reply(timeout=600.0)
-        finally:
-            self._conn.close()
-            with contextlib.suppress(Exception):
-                self._process.wait(timeout=10)
-
-
-def serve(conn: Any, path: str, overwrite: bool, compression: str, chunk_size: int) -> None:
-    """The writer process's work (`_Worker`): writes what the socket brings until told to
-    close, or until the simulation's process is gone (then it finishes the file all the
-    same)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the run, which closes us
-    writer = _McapWriter(Path(path), overwrite, compression, chunk_size)
-    try:
-        while True:
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):
-                break
-            if message[0] == "write":
-                writer.write(message[1])
-            elif message[0] == "open":
-                writer.open(message[1], message[2])
-                conn.send(("ok",))
-            else:
-                break
-        writer.close()
-        _answer(conn, ("closed", writer.snapshots))
-    except BaseException as exc:
-        text = str(exc) if isinstance(exc, RecordingError) else f"{path}: writing failed: {exc!r}"
-        _answer(conn, ("error", text))
-        writer.close()
-
-
-def _answer(conn: Any, message: tuple[Any, ...]) -> None:
-    with contextlib.suppress(OSError):  # the simulation's process is gone
-        conn.send(message)
-
-
 def _fox_schema(name: str) -> tuple[str, str, bytes]:
     """(name, encoding, data) of a Foxglove schema, e.g. ``SceneUpdate``."""
     import foxglove.messages as fm
@@ -509,16 +407,16 @@ def _driver_payload(sample: Sample) -> bytes:
     return encode_driver_view(sample.reading)
 
 
-def _write_driver(w: _McapWriter, name: str, kind: str, payload: Any, ns: int) -> None:
+def _write_driver(w: McapWriter, name: str, kind: str, payload: Any, ns: int) -> None:
     w.log(f"/driver/{name}", DRIVER_VIEW_SCHEMA, payload, ns)
 
 
-def _write_cloud(w: _McapWriter, name: str, kind: str, payload: Any, ns: int) -> None:
+def _write_cloud(w: McapWriter, name: str, kind: str, payload: Any, ns: int) -> None:
     topic = f"/{'lidar' if kind == 'lidar' else 'rays'}/{name}"
     w.log(topic, "PointCloud", msg.point_cloud(payload), ns, sensor_type=kind)
 
 
-def _write_camera(w: _McapWriter, name: str, kind: str, payload: Any, ns: int) -> None:
+def _write_camera(w: McapWriter, name: str, kind: str, payload: Any, ns: int) -> None:
     image = payload.reading
     frame = f"sensor/{name}/optical"
     raw = "RawImage"
@@ -547,7 +445,7 @@ SAMPLE_PAYLOADS: Mapping[str, Callable[[Sample], Any]] = MappingProxyType(
 
 #: How the writer writes each type of sample (`roadsim.capture.snapshot.READING_TYPES`),
 #: from its payload: a new kind of sensor adds its function.
-SAMPLE_WRITERS: Mapping[str, Callable[[_McapWriter, str, str, Any, int], None]] = (
+SAMPLE_WRITERS: Mapping[str, Callable[[McapWriter, str, str, Any, int], None]] = (
     MappingProxyType(
         {
             "driver": _write_driver,
