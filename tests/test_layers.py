@@ -47,6 +47,7 @@ MODULE_LAYERS: dict[str, str] = {
     "__main__": "top",
     "cli": "top",
     "cli_run": "top",
+    "cli_record": "top",
     "cli_sensors": "top",
     "compiling": "top",
 }

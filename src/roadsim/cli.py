@@ -1,10 +1,11 @@
 """The ``roadsim`` command.
 
-Each command group (``run``, ``map``, ``scenario``, ``sensors``) is one function in
-`COMMAND_GROUPS` that adds its subparser and sets a ``handler(args) -> int`` default. A
-`roadsim.errors.RoadsimError` (a user's mistake: a malformed map, a missing file) is printed
-as ``roadsim: error: <message>`` on stderr with exit code 2 and no traceback; argparse usage
-errors exit with 2 as well.
+Each command group (``run``, ``replay``/``export``/``info``, ``map``, ``scenario``,
+``sensors``) is one function in `COMMAND_GROUPS` that adds its subparser and sets a
+``handler(args) -> int`` default. A `roadsim.errors.RoadsimError` (a user's mistake: a
+malformed map, a missing file, a damaged recording) is printed as ``roadsim: error:
+<message>`` on stderr with exit code 2 and no traceback; argparse usage errors exit with 2
+as well.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from roadsim import __version__
+from roadsim.cli_record import register_recording
 from roadsim.cli_run import register_run, register_scenario
 from roadsim.cli_sensors import register_sensors
 from roadsim.errors import RoadsimError
@@ -275,6 +277,7 @@ def _warmup(args: argparse.Namespace) -> int:
 #: Command groups, in the order ``roadsim --help`` lists them.
 COMMAND_GROUPS: tuple[Callable[[SubParsers], None], ...] = (
     register_run,
+    register_recording,
     register_map,
     register_scenario,
     register_sensors,

@@ -16,7 +16,7 @@ DEFAULT_SCENARIO = "highway"
 
 
 def register_run(groups: SubParsers) -> None:
-    """``roadsim run [SCENARIO] [--duration S] [--seed N] [--realtime]``."""
+    """``roadsim run [SCENARIO] [--duration S] [--seed N] [--realtime] [--record FILE]``."""
     run = groups.add_parser(
         "run",
         help="run a scenario headless",
@@ -34,6 +34,29 @@ def register_run(groups: SubParsers) -> None:
     run.add_argument("--realtime", action="store_true", help="pace the run to the wall clock")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    record = run.add_argument_group(
+        "recording",
+        "Capture snapshots of the run (every actor's state, every sensor that read) into "
+        "an MCAP recording (Foxglove opens it; roadsim replay, export and info read it) "
+        "and/or camera images as files.",
+    )
+    record.add_argument("--record", type=Path, metavar="FILE", help="write a recording (.mcap)")
+    record.add_argument(
+        "--images", type=Path, metavar="DIR", help="write each camera shot as files into DIR"
+    )
+    record.add_argument(
+        "--capture-rate",
+        type=float,
+        metavar="HZ",
+        help="snapshots per simulated second (default: the scenario's capture: section, "
+        "else every tick)",
+    )
+    record.add_argument("--force", action="store_true", help="overwrite --record's file")
+    record.add_argument(
+        "--writer-process",
+        action="store_true",
+        help="write the recording from a process of its own (pays where a core is free)",
+    )
     run.set_defaults(handler=_run)
 
 
@@ -102,6 +125,9 @@ class RunSummary:
     collisions: int
     left_map: int
     interrupted: bool
+    recording: str | None = None
+    snapshots: int = 0
+    recorded_bytes: int = 0
 
     @property
     def wall_s(self) -> float:
@@ -132,6 +158,11 @@ class RunSummary:
             f"Collisions        {self.collisions}",
             f"Left the map      {self.left_map}",
         ]
+        if self.recording is not None:
+            lines.append(
+                f"Recorded          {self.snapshots} snapshots to {self.recording} "
+                f"({self.recorded_bytes / 1e6:.2f} MB)"
+            )
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, object]:
@@ -152,6 +183,9 @@ class RunSummary:
             "collisions": self.collisions,
             "left_map": self.left_map,
             "interrupted": self.interrupted,
+            "recording": self.recording,
+            "snapshots": self.snapshots,
+            "recorded_bytes": self.recorded_bytes,
         }
 
 
@@ -167,12 +201,18 @@ def _run(args: argparse.Namespace) -> int:
         from roadsim.cli import _UsageError
 
         raise _UsageError("--duration must be positive")
+    recording = args.record is not None or args.images is not None
+    if args.capture_rate is not None and not recording:
+        from roadsim.cli import _UsageError
+
+        raise _UsageError("--capture-rate needs --record or --images")
     scenario = load_scenario(args.scenario)
     scenario = scenario.with_overrides(seed=args.seed, duration=args.duration)
     # The first run on a machine compiles the kernels (roadsim.compiling reports each on
     # stderr as it starts); their time is counted apart from set-up and run.
     compiled_at_start = compile_seconds()
     sim = Simulation(scenario)
+    capture = _capture(sim, args) if recording else None
     steps = round(scenario.duration / sim.dt)
     interrupted = False
     agent_steps = 0
@@ -180,6 +220,9 @@ def _run(args: argparse.Namespace) -> int:
     # loop checks between ticks, so a tick is never cut in half.
     stop = {"now": False}
     previous = signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
+    if capture is not None:
+        # Set-up: a recorder starts its writer process here; frame 0 is captured.
+        capture.start()
     bar = tqdm(total=steps, unit="frame", disable=args.no_progress, leave=False, mininterval=0.5)
     start = time.perf_counter()
     compiled_in_setup = compile_seconds() - compiled_at_start
@@ -197,6 +240,9 @@ def _run(args: argparse.Namespace) -> int:
                 if ahead > 0:
                     time.sleep(ahead)
     finally:
+        # Also after Ctrl-C or an error: the recording is finished and readable.
+        if capture is not None:
+            capture.close()
         compile_s = compile_seconds() - compiled_at_start
         wall = time.perf_counter() - start - (compile_s - compiled_in_setup)
         bar.close()
@@ -216,11 +262,40 @@ def _run(args: argparse.Namespace) -> int:
         collisions=len(sim.events),
         left_map=sim.left_map,
         interrupted=interrupted,
+        recording=None if args.record is None else str(args.record),
+        snapshots=0 if capture is None else capture.snapshots,
+        recorded_bytes=args.record.stat().st_size if args.record is not None else 0,
     )
     print(json.dumps(summary.to_dict(), indent=2) if args.json else summary.to_text())
     # Interrupted, the summary is still printed, but the exit code says the run did not
     # finish (a script running `roadsim run && next` must not go on).
     return EXIT_INTERRUPTED if interrupted else 0
+
+
+def _capture(sim: Any, args: argparse.Namespace) -> Any:
+    """The run's capture with its sinks (`roadsim.capture`), not started.
+
+    Raises:
+        RecordingError: For a recording file that exists without --force.
+        ArgumentError: For a --capture-rate above the tick rate.
+    """
+    from roadsim.capture import Capture, Recorder, RecordingError
+    from roadsim.capture.images import ImageFiles
+    from roadsim.errors import ArgumentError
+
+    if args.record is not None and args.record.exists() and not args.force:
+        raise RecordingError(f"{args.record}: the file exists (overwrite it with --force)")
+    try:
+        capture = Capture(sim, rate=args.capture_rate)
+    except ArgumentError as exc:
+        raise ArgumentError(f"--capture-rate: {str(exc).removeprefix('rate: ')}") from None
+    if args.record is not None:
+        capture.add_sink(
+            Recorder(args.record, overwrite=args.force, background=args.writer_process)
+        )
+    if args.images is not None:
+        capture.add_sink(ImageFiles(args.images))
+    return capture
 
 
 def _schema(args: argparse.Namespace) -> int:

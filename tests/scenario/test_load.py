@@ -72,8 +72,12 @@ BAD = [
     ),
     (
         "map: highway\ncapture: {fps: banana}\n",
-        "t.yaml:2: capture: unknown key (expected name, map, seed, dt, duration, ego, traffic, "
-        "objects, sensors or scene)",
+        "t.yaml:2: capture.fps: unknown key (expected rate or every)",
+    ),
+    (
+        "map: highway\nrecord: {fps: banana}\n",
+        "t.yaml:2: record: unknown key (expected name, map, seed, dt, duration, ego, traffic, "
+        "objects, sensors, scene or capture)",
     ),
     (
         "map: highway\nobjects:\n  - {type: cnoe, position: {x: 1, y: 2}}\n",

@@ -174,7 +174,7 @@ def test_json_schema() -> None:
     assert schema["required"] == ["map"]
     assert schema["additionalProperties"] is False
     expected = {"name", "map", "seed", "dt", "duration", "ego", "traffic", "objects", "sensors"}
-    assert {*expected, "scene"} == set(schema["properties"])
+    assert {*expected, "scene", "capture"} == set(schema["properties"])
     # Every sensor type's options, though the schema validates them lazily.
     kinds = [schema["$defs"][ref["$ref"].split("/")[-1]] for ref in
              schema["properties"]["sensors"]["items"]["anyOf"]]
@@ -185,6 +185,7 @@ def test_json_schema() -> None:
         "camera",
     ]
     assert "object_classes" in schema["$defs"]["SceneSpec"]["properties"]
+    assert set(schema["$defs"]["CaptureSpec"]["properties"]) == {"rate", "every"}
 
 
 def test_round_trip() -> None:

@@ -1,8 +1,8 @@
 """The scenario format: frozen, strict pydantic models of a scenario file.
 
 A scenario names a map and describes what happens on it: the ego vehicle, the traffic, static
-and scripted objects, sensors, and what ray-traced sensors see (``scene``; later issues add
-a capture section: until they do, it is an unknown key). Every model forbids unknown keys
+and scripted objects, sensors, what ray-traced sensors see (``scene``) and how often the
+capture takes a snapshot (``capture``). Every model forbids unknown keys
 and does not coerce: ``"0.05"`` is not a number and ``1.0`` is not an integer. Road ids are
 strings, as in OpenDRIVE; YAML integers are accepted for them and converted.
 
@@ -765,6 +765,16 @@ def _scene(value: Any) -> Any:
     return SceneSpec.model_validate(value)
 
 
+def _capture(value: Any) -> Any:
+    """The scenario's ``capture`` (`roadsim.scenario.capture.CaptureSpec`, imported when
+    validating, as `sensor_types` says why)."""
+    from roadsim.scenario.capture import CaptureSpec
+
+    if value is None or isinstance(value, CaptureSpec):
+        return value
+    return CaptureSpec.model_validate(value)
+
+
 #: A scenario sensor, chosen by its ``type`` (`sensor_types`).
 Sensor = Annotated[Any, PlainValidator(_sensor)]
 
@@ -799,6 +809,9 @@ class Scenario(_Strict):
     sensors: Annotated[tuple[Sensor, ...], Field(strict=False)] = ()
     scene: Annotated[Any, PlainValidator(_scene)] = Field(
         default=None, description="What ray-traced sensors see (roadsim.scenario.sensors)"
+    )
+    capture: Annotated[Any, PlainValidator(_capture)] = Field(
+        default=None, description="How often snapshots are taken (roadsim.scenario.capture)"
     )
 
     @field_validator("objects")
@@ -943,15 +956,17 @@ def scenario_json_schema() -> dict[str, Any]:
     """The JSON Schema of scenario files (draft 2020-12), for editors."""
     from pydantic.json_schema import models_json_schema
 
-    from roadsim.scenario.sensors import SceneSpec  # (see `sensor_types`)
+    from roadsim.scenario.capture import CaptureSpec  # (see `sensor_types`)
+    from roadsim.scenario.sensors import SceneSpec
 
     schema = Scenario.model_json_schema()
-    models: list[type[BaseModel]] = [*sensor_types().values(), SceneSpec]
+    models: list[type[BaseModel]] = [*sensor_types().values(), SceneSpec, CaptureSpec]
     refs, defs = models_json_schema(
         [(m, "validation") for m in models], ref_template="#/$defs/{model}"
     )
     schema.setdefault("$defs", {}).update(defs.get("$defs", {}))
     props = schema["properties"]
-    props["sensors"]["items"] = {"anyOf": [refs[(m, "validation")] for m in models[:-1]]}
+    props["sensors"]["items"] = {"anyOf": [refs[(m, "validation")] for m in models[:-2]]}
     props["scene"] = {**props["scene"], **refs[(SceneSpec, "validation")]}
+    props["capture"] = {**props["capture"], **refs[(CaptureSpec, "validation")]}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

@@ -179,6 +179,7 @@ class Simulation:
         self.events: list[CollisionEvent] = []
         self.left_map = 0
         self._ego_command: EgoCommand | None = None
+        self._tick_listeners: list[Callable[[Simulation], None]] = []
 
         # Whether the road surface leaves z = 0 anywhere (then vehicles follow its height).
         self._relief = bool(
@@ -396,6 +397,16 @@ class Simulation:
                 return k + 1
         return steps
 
+    def add_tick_listener(self, listener: Callable[[Simulation], None]) -> None:
+        """Calls ``listener(sim)`` at the end of every tick, once the frame's sensors have
+        read (a capture, `roadsim.capture.Capture`, takes its snapshots there)."""
+        self._tick_listeners.append(listener)
+
+    def remove_tick_listener(self, listener: Callable[[Simulation], None]) -> None:
+        """Stops calling ``listener`` (nothing if it was not added)."""
+        if listener in self._tick_listeners:
+            self._tick_listeners.remove(listener)
+
     def drive_ego(self, command: EgoCommand | None) -> None:
         """Drives the ego with ``command`` from the next tick on, until the next call.
 
@@ -461,6 +472,8 @@ class Simulation:
         self._collide()
         self.frame += 1
         self._sample_sensors()
+        for listener in tuple(self._tick_listeners):
+            listener(self)
 
     def _ego(self) -> int:
         return -1 if self.ego_slot is None else self.ego_slot
