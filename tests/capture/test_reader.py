@@ -115,11 +115,12 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_a_recorder_killed_with_sigkill_leaves_a_readable_file(tmp_path: Path) -> None:
-    path = tmp_path / "killed.mcap"
+def _killed_when_ready(child: str, path: Path) -> subprocess.Popen[str]:
+    """Runs ``child`` (a script recording to ``path``) and kills it with SIGKILL once it
+    says it is ready (30 frames on)."""
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, env=env, text=True
+        [sys.executable, "-c", child, str(path)], stdout=subprocess.PIPE, env=env, text=True
     )
     try:
         assert proc.stdout is not None
@@ -129,6 +130,12 @@ def test_a_recorder_killed_with_sigkill_leaves_a_readable_file(tmp_path: Path) -
         proc.wait(timeout=60)
         if proc.stdout is not None:
             proc.stdout.close()
+    return proc
+
+
+def test_a_recorder_killed_with_sigkill_leaves_a_readable_file(tmp_path: Path) -> None:
+    path = tmp_path / "killed.mcap"
+    proc = _killed_when_ready(CHILD, path)
     assert proc.returncode == -signal.SIGKILL
     with pytest.raises(RecordingError, match=r"cut short .* can be read with --partial"):
         read_recording(path)
@@ -225,18 +232,7 @@ WRITER_CHILD = textwrap.dedent(
 
 def test_the_writer_process_finishes_the_file_of_a_killed_run(tmp_path: Path) -> None:
     path = tmp_path / "killed.mcap"
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER_CHILD, str(path)], stdout=subprocess.PIPE, env=env, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    _killed_when_ready(WRITER_CHILD, path)
     # The writer sees its socket close, writes what it was sent, and the summary.
     deadline = 60.0
     while deadline > 0 and not read_recording_complete(path):
