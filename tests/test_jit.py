@@ -247,15 +247,3 @@ def test_the_compile_report_names_roadsims_kernels_and_counts_their_time() -> No
     assert "warmup" in lines[0]
     assert lines[1].startswith("roadsim: compiling world.collisions._overlaps (")
     assert report.seconds > 0.0
-
-
-def test_warmup_knows_a_kernel_in_the_cache_from_one_not() -> None:
-    # `roadsim.compiling` starts its second process only on a cold cache, which it reads
-    # from numba's cache index (an internal: this fails where it moved).
-    from roadsim.agents.traffic_kernels import _observe_perceive_rows
-    from roadsim.compiling import _has_cache
-    from roadsim.sim import Simulation
-
-    Simulation("highway").run(0.1)
-    assert _has_cache(_observe_perceive_rows)
-    assert not _has_cache(numba.njit(lambda x: x))

@@ -11,8 +11,6 @@ everything a simulation of any built-in scenario uses.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -116,74 +114,20 @@ class WarmupSummary:
     seconds: float  # wall time
 
 
-def warmup(jobs: int | None = None) -> WarmupSummary:
+def warmup() -> WarmupSummary:
     """Compiles (or loads from the cache) every kernel a simulation of the built-in
     scenarios uses: traffic, scripted objects, an ego, collisions and whole driver
-    views. Returns how many kernels were compiled now.
-
-    With ``jobs`` > 1 (by default: where this process may use two CPUs or more) a
-    second process compiles the scripted objects and whole driver views, on a scene
-    without traffic, while this one compiles traffic: a cold warmup takes about two
-    thirds of the time. Both write the one cache (numba replaces its files whole);
-    the kernels both need are compiled twice, on two cores.
-    """
+    views. Returns how many kernels were compiled now."""
     from roadsim.scenario import builtin_scenarios
     from roadsim.sim import Simulation
+    from roadsim.sim.simulation import SORT_EVERY
 
     start = time.perf_counter()
     compiled_before = sum(1 for k in _jit.kernels() if sum(k.stats.cache_misses.values()))
-    jobs = jobs if jobs is not None else min(2, len(os.sched_getaffinity(0)))
-    side = None
-    if jobs > 1 and _cold():
-        side = subprocess.Popen(
-            [sys.executable, "-c", "from roadsim.compiling import _warm_side; _warm_side()"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    try:
-        for name in builtin_scenarios():
-            sim = Simulation(name)
-            _warm(sim)
-    finally:
-        if side is not None:
-            side.wait()
+    for name in builtin_scenarios():
+        sim = Simulation(name)
+        sim.run((SORT_EVERY + 1) * sim.dt)  # (the slots are sorted every SORT_EVERY ticks)
+        sim.driver_views()
     ready = [k for k in _jit.kernels() if k.signatures]
     compiled = sum(1 for k in ready if sum(k.stats.cache_misses.values())) - compiled_before
     return WarmupSummary(len(ready), compiled, time.perf_counter() - start)
-
-
-def _warm(sim: Any) -> None:
-    """Runs ``sim`` long enough to call every kernel of its tick (the slots are sorted
-    every ``SORT_EVERY`` ticks), then its whole driver views."""
-    from roadsim.sim.simulation import SORT_EVERY
-
-    sim.run((SORT_EVERY + 1) * sim.dt)
-    sim.driver_views()
-
-
-def _cold() -> bool:
-    """Whether the kernels of traffic's loop must be compiled (none in the cache)."""
-    from roadsim.agents import traffic_kernels
-
-    return not _has_cache(traffic_kernels._observe_perceive_rows)
-
-
-def _has_cache(kernel: Any) -> bool:
-    """Whether ``kernel`` (a numba dispatcher) has compiled code of this source in its
-    cache (numba's cache index: an internal, pinned with numba's minor version)."""
-    try:
-        return len(kernel._cache._cache_file._load_index()) > 0
-    except Exception:  # the internals moved: take it as cold
-        return False
-
-
-def _warm_side() -> None:
-    """`warmup`'s second process: the crossing's ego and scripted pedestrian without
-    traffic, run, and the ego's whole driver view."""
-    from roadsim.scenario import load_scenario
-    from roadsim.scenario.schema import validate_data
-    from roadsim.sim import Simulation
-
-    data = load_scenario("crossing").model_dump(mode="json", exclude_unset=True)
-    data.pop("traffic", None)
-    _warm(Simulation(validate_data(data, "crossing-without-traffic")))
