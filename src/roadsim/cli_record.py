@@ -14,20 +14,28 @@ from typing import Any
 SubParsers = Any
 
 
+def _recording_arguments(parser: argparse.ArgumentParser) -> None:
+    """The recording a command reads, and ``--partial``."""
+    parser.add_argument("recording", type=Path, help="an MCAP file written by roadsim run --record")
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="read a recording a killed run cut short, as far as it goes",
+    )
+
+
 def register_recording(groups: SubParsers) -> None:
     """``roadsim replay|export|info RECORDING``."""
-    partial_help = "read a recording a killed run cut short, as far as it goes"
     replay = groups.add_parser(
         "replay",
         help="play a recording into sinks",
         description="Play a recording's snapshots, without simulating: print one line per "
         "snapshot, or write them into sinks (--images, --record).",
     )
-    replay.add_argument("recording", type=Path, help="an MCAP file written by roadsim run --record")
+    _recording_arguments(replay)
     replay.add_argument("--images", type=Path, metavar="DIR", help="write camera images into DIR")
     replay.add_argument("--record", type=Path, metavar="FILE", help="write another recording")
     replay.add_argument("--force", action="store_true", help="overwrite --record's file")
-    replay.add_argument("--partial", action="store_true", help=partial_help)
     replay.set_defaults(handler=_replay)
 
     export = groups.add_parser(
@@ -36,9 +44,8 @@ def register_recording(groups: SubParsers) -> None:
         description="Write a recording's actor trajectories (actors.csv) and driver views "
         "(driver_NAME.csv) as CSV files.",
     )
-    export.add_argument("recording", type=Path, help="an MCAP file written by roadsim run --record")
+    _recording_arguments(export)
     export.add_argument("--csv", type=Path, metavar="DIR", required=True, help="folder to write")
-    export.add_argument("--partial", action="store_true", help=partial_help)
     export.set_defaults(handler=_export)
 
     info = groups.add_parser(
@@ -47,9 +54,8 @@ def register_recording(groups: SubParsers) -> None:
         description="Summarise a recording: scenario, duration, snapshots, sensors, "
         "channels and schemas, metadata.",
     )
-    info.add_argument("recording", type=Path, help="an MCAP file written by roadsim run --record")
+    _recording_arguments(info)
     info.add_argument("--json", action="store_true", help="print the summary as JSON")
-    info.add_argument("--partial", action="store_true", help=partial_help)
     info.set_defaults(handler=_info)
 
 

@@ -34,9 +34,8 @@ from types import MappingProxyType
 from typing import NamedTuple, Protocol
 
 import numpy as np
-import numpy.typing as npt
 
-from roadsim._types import FloatArray
+from roadsim._types import Float32Array, FloatArray, Int32Array, UInt8Array
 from roadsim.errors import RoadsimError
 from roadsim.scenario.sensors import CameraSpec
 from roadsim.sensors.camera_model import CameraModel, Lighting, tone_map
@@ -57,9 +56,6 @@ __all__ = [
     "Shot",
 ]
 
-F32 = npt.NDArray[np.float32]
-I32 = npt.NDArray[np.int32]
-U8 = npt.NDArray[np.uint8]
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +91,10 @@ class Images(NamedTuple):
     """A renderer's output: colour (H, W, 3) float32, depth (H, W) float32, surface ids
     (H, W) uint8, actor ids (H, W) int32 (see the module docstring)."""
 
-    color: F32
-    depth: F32
-    surface_ids: U8
-    actor_ids: I32
+    color: Float32Array
+    depth: Float32Array
+    surface_ids: UInt8Array
+    actor_ids: Int32Array
 
 
 class Renderer(Protocol):
@@ -212,17 +208,17 @@ class CameraImage:
     pose: Pose
     model: CameraModel
     renderer: str
-    color: F32
-    depth: F32
-    surface_ids: U8
-    actor_ids: I32
+    color: Float32Array
+    depth: Float32Array
+    surface_ids: UInt8Array
+    actor_ids: Int32Array
 
     @property
     def shape(self) -> tuple[int, int]:
         """(H, W)."""
         return self.model.height, self.model.width
 
-    def preview(self, exposure: float = 1.0) -> U8:
+    def preview(self, exposure: float = 1.0) -> UInt8Array:
         """(H, W, 3) uint8 sRGB image for people (`roadsim.sensors.camera_model.tone_map`)."""
         return tone_map(self.color, exposure)
 

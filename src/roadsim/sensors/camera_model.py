@@ -38,11 +38,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._types import FloatArray
+from roadsim._types import Float32Array, FloatArray
 
 __all__ = ["GL_EYE_FROM_SENSOR", "CameraModel", "Lighting", "tone_map"]
 
-F32 = npt.NDArray[np.float32]
 
 #: The rotation from our sensor frame (x forward, y left, z up) to OpenGL's eye frame
 #: (x right, y up, looking down -z).
@@ -129,7 +128,7 @@ class CameraModel:
         return out
 
 
-def _rgb(*values: float) -> F32:
+def _rgb(*values: float) -> Float32Array:
     return np.array(values, dtype=np.float32)
 
 
@@ -149,13 +148,13 @@ class Lighting:
     """
 
     sun_direction: FloatArray
-    sun: F32
-    ambient: F32
-    zenith: F32
-    horizon: F32
-    ground: F32
-    glow: F32
-    disc: F32
+    sun: Float32Array
+    ambient: Float32Array
+    zenith: Float32Array
+    horizon: Float32Array
+    ground: Float32Array
+    glow: Float32Array
+    disc: Float32Array
     disc_cos: float = field(default=math.cos(SUN_DISC_RADIUS))
 
     @classmethod
@@ -179,7 +178,7 @@ class Lighting:
             _rgb(2000.0, 1950.0, 1850.0) * np.float32(sun),
         )
 
-    def sky(self, directions: FloatArray) -> F32:
+    def sky(self, directions: FloatArray) -> Float32Array:
         """(N, 3) float32 radiance of the sky in (N, 3) unit world directions."""
         d = np.asarray(directions, dtype=np.float32)
         up = d[:, 2:3]
@@ -188,10 +187,10 @@ class Lighting:
         c = (d @ self.sun_direction.astype(np.float32))[:, None]
         out = out + self.glow * np.exp((c - np.float32(1.0)) * np.float32(_GLOW_K))
         out = out + np.where(c >= np.float32(self.disc_cos), self.disc, np.float32(0.0))
-        sky: F32 = out.astype(np.float32)
+        sky: Float32Array = out.astype(np.float32)
         return sky
 
-    def shade(self, albedo: F32, normals: FloatArray, lit: npt.ArrayLike) -> F32:
+    def shade(self, albedo: Float32Array, normals: FloatArray, lit: npt.ArrayLike) -> Float32Array:
         """(N, 3) float32 radiance of N surfaces: (N, 3) albedo, (N, 3) unit normals facing
         the camera, (N,) share of the sun that reaches them."""
         n = np.asarray(normals, dtype=np.float32)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._types import FloatArray, IntArray
+from roadsim._types import Float32Array, FloatArray, IntArray
 from roadsim.road.surface_classes import SURFACE_CLASSES, SURFACE_IDS
 from roadsim.scenario.sensors import LidarSpec
 from roadsim.sensors.mount import Mount, Pose
@@ -37,7 +37,6 @@ from roadsim.world.state import STATIC_OBJECT, WorldState
 
 __all__ = ["NOISE_STREAM", "REFLECTIVITY", "Lidar", "PointCloud"]
 
-F32 = npt.NDArray[np.float32]
 
 #: The first entry of the spawn key of the lidar's noise generator (see the module
 #: docstring): ``SeedSequence(seed, spawn_key=(NOISE_STREAM, sensor_id, frame))``.
@@ -106,15 +105,15 @@ class PointCloud:
     frame: int
     time: float
     pose: Pose
-    xyz: F32
-    range: F32
-    intensity: F32
+    xyz: Float32Array
+    range: Float32Array
+    intensity: Float32Array
     surface_ids: npt.NDArray[np.uint8]
     actor_ids: IntArray
     lane_uids: IntArray
     channel: npt.NDArray[np.uint16]
-    azimuth: F32
-    time_offset: F32
+    azimuth: Float32Array
+    time_offset: Float32Array
     bounce: npt.NDArray[np.uint8]
     rays: int
 

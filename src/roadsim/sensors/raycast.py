@@ -26,9 +26,8 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 import numpy as np
-import numpy.typing as npt
 
-from roadsim._types import BoolArray, FloatArray, IntArray
+from roadsim._types import BoolArray, Float32Array, FloatArray, Int32Array, IntArray, UInt8Array
 
 __all__ = [
     "BACKENDS",
@@ -41,9 +40,6 @@ __all__ = [
     "TracedMesh",
 ]
 
-Float32Array = npt.NDArray[np.float32]
-Int32Array = npt.NDArray[np.int32]
-UInt8Array = npt.NDArray[np.uint8]
 
 #: Fewest rays per thread for a batch to be split over threads: below it, one thread
 #: casts them all. Measured with ``benchmarks/bench_rays.py --threads`` on the 2-core

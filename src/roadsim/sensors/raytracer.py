@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._types import BoolArray, FloatArray, IntArray
+from roadsim._types import BoolArray, FloatArray, IntArray, UInt8Array
 from roadsim.scenario.sensors import RayTracerSpec
 from roadsim.sensors.mount import Mount, Pose
 from roadsim.sensors.raycast import Hits
@@ -42,7 +42,6 @@ __all__ = [
 #: How far off a surface a reflected ray starts (m).
 BOUNCE_OFFSET_M = 1e-3
 
-UInt8Array = npt.NDArray[np.uint8]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
