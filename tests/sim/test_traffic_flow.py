@@ -1,8 +1,9 @@
-"""Traffic flows: a town at half its capacity keeps moving for ten minutes."""
+"""Traffic flows: towns at half their capacity keep moving for ten minutes."""
 
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -11,10 +12,13 @@ from roadsim.errors import TrafficWarning
 from roadsim.scenario import Scenario
 from roadsim.sim.traffic_stats import STUCK_AFTER, TrafficStats
 
+#: CARLA's Town07 (from the test corpus): short streets between many junctions.
+TOWN07 = Path(__file__).parents[1] / "data" / "opendrive" / "maps" / "libOpenDRIVE" / "test.xodr"
 
-def _town(count: int, seed: int = 0) -> Scenario:
+
+def _town(count: int, seed: int = 0, map_name: str = "town") -> Scenario:
     traffic = {"count": count, "min_gap": 10, "mix": {"car": 1.0}}
-    return Scenario.model_validate({"map": "town", "seed": seed, "traffic": traffic})
+    return Scenario.model_validate({"map": map_name, "seed": seed, "traffic": traffic})
 
 
 @pytest.mark.slow
@@ -33,3 +37,25 @@ def test_the_town_at_half_capacity_flows_for_ten_minutes() -> None:
     assert summary.longest_stand < 2 * STUCK_AFTER, summary.to_text()
     assert summary.collisions == 0, summary.to_text()
     assert summary.mean_speed > 1.5 and summary.junction_entries_per_min > 30, summary.to_text()
+
+
+@pytest.mark.slow
+def test_town07_at_half_capacity_does_not_lock_up() -> None:
+    """Town07's short links between junctions locked its traffic within four minutes:
+    vehicles let in behind others stood inside junctions, a promise given for one
+    junction held for the next, and queues waited for each other's room in rings (153
+    stuck, 66% standing, a stand of 462 s). Queues at its busiest entries still wait over
+    a minute now and then (5 to 44 vehicles stuck, by seed and count), so this holds
+    what was reached, not yet "no vehicle stuck"."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrafficWarning)
+        holds = Simulation(_town(1_000_000, map_name=str(TOWN07))).traffic_placed
+    sim = Simulation(_town(holds // 2, map_name=str(TOWN07)))
+    stats = TrafficStats(sim)
+    for _ in range(round(600.0 / sim.dt)):
+        sim.step()
+        stats.observe()
+    summary = stats.summary()
+    assert summary.mean_speed > 1.8 and summary.standing < 0.5, summary.to_text()
+    assert summary.longest_stand < 3 * STUCK_AFTER, summary.to_text()
+    assert summary.vehicle_collisions == 0, summary.to_text()

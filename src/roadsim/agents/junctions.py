@@ -28,8 +28,8 @@ from roadsim._jit import (
     split_from,
 )
 from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
-from roadsim.sensors.occupancy import LaneOccupancy, rearmost
-from roadsim.world.codes import LONG_VEHICLE
+from roadsim.sensors.occupancy import LaneOccupancy
+from roadsim.world.codes import LONG_ROUTE_BIT, LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.lane_kernels import LaneArrays, choose_next
 
 if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module imports)
@@ -42,6 +42,11 @@ _CONTACT_ANGLED = 4.5  # m: ... or closer than this at an angle
 _ANGLE_DEG = 20.0
 SHORT_LINK = 10.0  # m: a road this short between two junctions joins them into one box
 GRANT_TIMEOUT = 8.0  # s a vehicle may hold a promised path without entering
+REROUTE_AFTER = 20.0  # s a vehicle refused at a junction's entry waits before it reroutes
+_AT_ENTRY = 5.0  # m: a vehicle this close to where it waits for an entry is waiting there
+_WAITED_AHEAD = 5.0  # m: each second waited there counts as this much nearer the entry
+_KEPT_BITS = np.uint64((1 << LONG_ROUTE_BIT) | (1 << ROUTE_BIT))  # not stirred by `rerouted`
+_STIR, _STIR_ADD = np.uint64(6364136223846793005), np.uint64(1442695040888963407)
 SETBACK = 3.0  # m: a vehicle told to wait stops this far before the entry (and IDM's gap),
 # or further where long vehicles sweep over the entry's mouth (`entry_setbacks`)
 LONG_SWEEP = 2.0  # m added to the contact distances for long vehicles
@@ -52,7 +57,8 @@ MAX_SETBACK = 12.0  # m: a vehicle told to wait stops at most this far before th
 _TURNING = 1.0 / 60.0  # 1/m: connecting lanes that curve more than this are turns
 _MAX_PIECES = 40  # lanes one path through a junction may have, at most
 _EXIT_MARGIN = 2.0  # m of room beyond its length a vehicle needs after a junction
-_MOVING = 2.0  # m/s: traffic after the junction at this speed will make room
+# (IDM's 2 m gap to the vehicle ahead when standing)
+_ROOM_LANES = 4  # lanes after a junction looked at for room, at most
 _SHARED_START = 4.0  # m: lanes leaving the same lane may touch over their first metres
 
 
@@ -74,7 +80,11 @@ class JunctionGate:
             else Conflicting(conf.ptr, conf.idx, wide.ptr, wide.idx)
         )
         self.granted: BoolArray = np.zeros(0, dtype=bool)
+        #: The connecting lane each promise (``granted``) was given for, by slot.
+        self.grant_lane: IntArray = np.zeros(0, dtype=np.int64)
         self.grant_age: FloatArray = np.zeros(0)
+        #: How long each vehicle (by slot) has been refused at the entry it waits at (s).
+        self.wait_age: FloatArray = np.zeros(0)
         self._position: IntArray = np.full(info.n, -1, dtype=np.int64)  # scratch of `serve`
 
     def keep_clear_of_long_vehicles(self) -> None:
@@ -87,9 +97,15 @@ class JunctionGate:
         grown = np.zeros(capacity, dtype=bool)
         grown[: self.granted.size] = self.granted
         self.granted = grown
+        lane = np.full(capacity, -1, dtype=np.int64)
+        lane[: self.grant_lane.size] = self.grant_lane
+        self.grant_lane = lane
         age = np.zeros(capacity)
         age[: self.grant_age.size] = self.grant_age
         self.grant_age = age
+        wait = np.zeros(capacity)
+        wait[: self.wait_age.size] = self.wait_age
+        self.wait_age = wait
 
     def gaps(
         self,
@@ -101,7 +117,6 @@ class JunctionGate:
         occ: LaneOccupancy,
         half_length: FloatArray,
         salt: UIntArray,
-        speed_all: FloatArray,
         dt: float,
     ) -> FloatArray:
         """Gap to the entry of a junction lane each vehicle may not enter yet (inf: free).
@@ -116,20 +131,20 @@ class JunctionGate:
                 it asks to enter it this tick.
             occ: This tick's lane occupancy: every actor on a connecting lane holds it.
             half_length: Half the length of every actor, by slot. A vehicle is let in
-                only if the lane after the junction has room for it (or its traffic
-                moves), so that a queue does not block the junction; long vehicles
+                only if the lanes after the junction have room for it (`room_after`),
+                so that a queue does not block the junction; long vehicles
                 sweep wider in turns and use the wider conflicts.
-            salt: Route salts, by slot.
-            speed_all: Speed of every actor, by slot: a vehicle may also go when the
-                traffic in the lane after the junction moves.
+            salt: Route salts, by slot. A vehicle refused at an entry for
+                `REROUTE_AFTER` seconds is given a new one (`rerouted`).
             dt: The time step (s).
         """
         out = np.full(me.size, np.inf)
         if self._conflicting is None:
             return out
         _gaps(
-            self.info.arrays, occ, self.boxed, self.setback, self.granted, self.grant_age, me,
-            lanes, start, entry_hop, wants_in, half_length, salt, speed_all, dt,
+            self.info.arrays, occ, self.boxed, self.setback, self.granted, self.grant_lane,
+            self.grant_age, self.wait_age, me,
+            lanes, start, entry_hop, wants_in, half_length, salt, dt,
             self._conflicting, self._position, out, chunks_for(me.size), split_from(),
         )  # fmt: skip
         return out
@@ -142,7 +157,9 @@ def _gaps(
     boxed: BoolArray,
     setback: FloatArray,
     granted: BoolArray,
+    grant_lane: IntArray,
     grant_age: FloatArray,
+    wait_age: FloatArray,
     me: IntArray,
     lanes: IntArray,
     start: FloatArray,
@@ -150,7 +167,6 @@ def _gaps(
     wants_in: BoolArray,
     half_length: FloatArray,
     salt: UIntArray,
-    speed_all: FloatArray,
     dt: float,
     conflicts: Conflicting,
     position: IntArray,
@@ -169,10 +185,13 @@ def _gaps(
     held_long = np.zeros(lane_count, dtype=np.bool_)
     path = np.empty((chunks, _MAX_PIECES + 1), dtype=np.int64)
     ask_hold(
-        chunks, la, occ, boxed, setback, granted, grant_age, me, lanes, start, entry_hop,
-        wants_in, dt, half_length, salt, out, asking, held, held_long, path,
+        chunks, la, occ, boxed, setback, granted, grant_lane, grant_age, wait_age, me, lanes,
+        start, entry_hop, wants_in, dt, half_length, salt, out, asking, held, held_long, path,
         np.arange(me.size),
     )  # fmt: skip
+    # Room promised after the junction: to vehicles inside it and those let in.
+    incoming = np.zeros(lane_count)
+    _incoming(la, boxed, granted, me, lanes, entry_hop, asking, half_length, salt, path[0], incoming)
     # The candidates: vehicles that ask and have no promise yet.
     m = 0
     for i in range(me.size):
@@ -186,38 +205,137 @@ def _gaps(
         if asking[i] and not granted[me[i]]:
             cand[m] = i
             m += 1
-    entry, slots = np.empty(m), np.empty(m, dtype=np.int64)
+    entry, rank, slots = np.empty(m), np.empty(m), np.empty(m, dtype=np.int64)
     for c in range(m):
         # How far each is from where it waits (the entry's setback before it): first
-        # come, first served, whatever the setback of its lane.
+        # come, first served, whatever the setback of its lane; who has waited there
+        # comes before who approaches.
         i = cand[c]
         entry[c] = start[i, entry_hop[i]] - setback[lanes[i, entry_hop[i] - 1]]
         slots[c] = me[i]
+        rank[c] = entry[c] - _WAITED_AHEAD * wait_age[me[i]]
     requests = Requests(
         start=np.empty(m, dtype=np.int64),
         end=np.empty(m, dtype=np.int64),
         lane=np.empty(m * (_MAX_PIECES + 1), dtype=np.int64),
-        entry=entry,
+        rank=rank,
         slot=slots,
         is_long=np.empty(m, dtype=np.bool_),
     )
     grant = np.empty(m, dtype=np.bool_)
     few = chunks if m >= split_requests else 1
     request(
-        few, la, occ, boxed, me, cand, lanes, entry_hop, half_length, salt, speed_all,
-        requests, grant, path,
+        few, la, occ, boxed, setback, me, cand, lanes, entry_hop, half_length, salt,
+        incoming, requests, grant, path,
     )  # fmt: skip
     any_long = bool(requests.is_long.any() or held_long.any())
-    _first_requests(requests, position)
+    _first_requests(requests, grant, position)
     serve(few, requests, held, held_long, conflicts, position, any_long, grant)
     for c in range(m):
         for j in range(requests.start[c], requests.end[c]):
             position[requests.lane[j]] = -1
     for c in range(m):
+        k = slots[c]
         if grant[c]:
-            granted[slots[c]] = True
+            granted[k] = True
+            grant_lane[k] = lanes[cand[c], entry_hop[cand[c]]]
+            wait_age[k] = 0.0
+            continue
+        out[cand[c]] = entry[c]
+        # A vehicle refused at the entry for `REROUTE_AFTER` seconds takes another way:
+        # a new route salt (the ego's route is kept). Queues that wait for each other's
+        # room in a ring of short streets would otherwise stand for ever.
+        # (and again every `REROUTE_AFTER` seconds it goes on waiting).
+        if entry[c] < _AT_ENTRY:
+            wait_age[k] += dt
+            if wait_age[k] % REROUTE_AFTER < dt <= wait_age[k]:
+                salt[k] = rerouted(salt[k])
+
+
+@njit_leaf
+def rerouted(salt: np.uint64) -> np.uint64:
+    """The route salt of a vehicle that takes another way (`REROUTE_AFTER`): the route
+    bits stirred by a multiplicative hash, the `ROUTE_BIT` (then unchanged) and the
+    `LONG_ROUTE_BIT` kept."""
+    if (salt >> np.uint64(ROUTE_BIT)) & np.uint64(1):
+        return salt
+    kept = salt & _KEPT_BITS
+    return ((salt * _STIR + _STIR_ADD) & ~_KEPT_BITS) | kept
+
+
+@njit_loop
+def _incoming(
+    la: LaneArrays,
+    boxed: BoolArray,
+    granted: BoolArray,
+    me: IntArray,
+    lanes: IntArray,
+    entry_hop: IntArray,
+    asking: BoolArray,
+    half_length: FloatArray,
+    salt: UIntArray,
+    path: IntArray,
+    incoming: FloatArray,
+) -> None:
+    """Adds to ``incoming`` (by lane) the room each vehicle inside a junction, or let in
+    to one, will take in the lane its path leads into: its length and `_EXIT_MARGIN`.
+
+    A request's room after the junction is what that lane has free less what is promised
+    already, so that vehicles following each other through one connecting lane (which
+    never conflicts with itself) do not fill a short lane and leave the last one standing
+    in the junction, across the paths of others. One loop: few vehicles are in a box."""
+    for i in range(me.size):
+        if boxed[lanes[i, 0]]:
+            hop = 0
+        elif asking[i] and granted[me[i]]:
+            hop = entry_hop[i]
         else:
-            out[cand[c]] = entry[c]
+            continue
+        _, after = path_through(la, boxed, lanes[i, hop], salt[me[i]], path)
+        if after >= 0:
+            incoming[after] += 2.0 * half_length[me[i]] + _EXIT_MARGIN
+
+
+@njit_leaf
+def room_after(
+    la: LaneArrays,
+    occ: LaneOccupancy,
+    boxed: BoolArray,
+    setback: FloatArray,
+    lane: int,
+    salt: np.uint64,
+    need: float,
+) -> float:
+    """The room (m) a vehicle with route ``salt`` finds after a junction, from the start
+    of ``lane`` on: the lane's length up to where a queue in it stands (its stop line, or
+    the ``setback`` before the next junction), less what its actors take when they stand
+    queued (each its extent along the lane and `_EXIT_MARGIN`), and at most the room
+    before the rearmost of them. An empty lane shorter than ``need`` adds the lanes after
+    it along the route, up to the next junction.
+
+    Traffic that moves now may stop on the lane (behind a queue at the next junction):
+    counting it as queued keeps a vehicle from being let in behind it and left standing
+    inside the junction, across the paths of others."""
+    free = 0.0
+    for _ in range(_ROOM_LANES):
+        taken = 0.0
+        for e in range(occ.ptr[lane], occ.ptr[lane + 1]):
+            taken += 2.0 * occ.reach[occ.slot[e]] + _EXIT_MARGIN
+        end = float(min(la.length[lane], la.stop_p[lane]))
+        if la.first_next[lane] >= 0 and boxed[la.first_next[lane]]:
+            end = min(end, la.length[lane] - setback[lane])
+        if taken > 0.0:
+            # (and no more than there is before the rearmost, which may stand anywhere)
+            rear = occ.ptr[lane]
+            before_rear = float(occ.p[rear] - occ.reach[occ.slot[rear]])
+            return free + min(end - taken, before_rear)
+        free += end
+        if free >= need:
+            return free
+        lane = choose_next(la, salt, lane)
+        if lane < 0 or boxed[lane]:
+            return free
+    return free
 
 
 @njit_leaf
@@ -293,8 +411,9 @@ class Requests(NamedTuple):
         start, end: Request c needs the lanes ``lane[start[c]:end[c]]``, its path through
             the junction.
         lane: The lanes of all paths (with room to spare between the threads' parts).
-        entry: Distance from the vehicle to where it waits for the entry (the entry less
-            its lane's setback, m): first come, first served.
+        rank: First come, first served: the distance from the vehicle to where it waits
+            for the entry (the entry less its lane's setback, m), less `_WAITED_AHEAD`
+            metres for each second it has waited there.
         slot: The vehicle's slot, which breaks ties.
         is_long: Whether it is a long vehicle (`LONG_VEHICLE`).
     """
@@ -302,7 +421,7 @@ class Requests(NamedTuple):
     start: IntArray
     end: IntArray
     lane: IntArray
-    entry: FloatArray
+    rank: FloatArray
     slot: IntArray
     is_long: BoolArray
 
@@ -324,7 +443,9 @@ def _ask_hold_rows(
     boxed: BoolArray,
     setback: FloatArray,
     granted: BoolArray,
+    grant_lane: IntArray,
     grant_age: FloatArray,
+    wait_age: FloatArray,
     me: IntArray,
     lanes: IntArray,
     start: FloatArray,
@@ -353,7 +474,9 @@ def _ask_hold_rows(
 
     A vehicle asks when it wants to (`next_entry`) and its promise, if any, has not run
     out; the promises of vehicles that no longer ask, and of those that kept one too
-    long, are withdrawn (they wait: ``out``). ``granted`` and ``grant_age`` are by slot.
+    long, are withdrawn (they wait: ``out``), and so are those given for a junction the
+    vehicle has entered (``grant_lane``): it asks for the next one anew. ``granted``,
+    ``grant_lane``, ``grant_age`` and ``wait_age`` are by slot.
 
     Held (``held``, and ``held_long`` for long vehicles): every connecting lane with an
     actor on it, the paths of vehicles inside, and the paths of vehicles let in."""
@@ -368,6 +491,10 @@ def _ask_hold_rows(
         k = me[i]
         asks = wants_in[i]
         if not asks:
+            granted[k] = False
+            wait_age[k] = 0.0
+        elif granted[k] and grant_lane[k] != lanes[i, entry_hop[i]]:
+            # The promise was for the junction it is in now; it asks for the next one.
             granted[k] = False
         # A promise not used for `GRANT_TIMEOUT` seconds (the vehicle is stuck behind
         # others) is withdrawn, so that it cannot hold crossing traffic forever.
@@ -399,13 +526,14 @@ def _request_rows(
     la: LaneArrays,
     occ: LaneOccupancy,
     boxed: BoolArray,
+    setback: FloatArray,
     me: IntArray,
     cand: IntArray,
     lanes: IntArray,
     entry_hop: IntArray,
     half_length: FloatArray,
     salt: UIntArray,
-    speed: FloatArray,
+    incoming: FloatArray,
     requests: Requests,
     fits: BoolArray,
     paths: IntArray,
@@ -414,8 +542,9 @@ def _request_rows(
 ) -> None:
     """For each request q of chunk c of ``chunks`` (a run), from vehicle row
     ``cand[q]``: the lanes its path needs, whether it is long, and whether the lane its
-    path leads into has room for it or moving traffic (``fits``), so that a queue does
-    not block the junction. The paths of the run follow each other in ``requests.lane``
+    path leads into has room for it (`room_after`) beyond the room promised to those
+    ahead of it (``incoming``, `_incoming`): ``fits``, so that a queue does not block
+    the junction. The paths of the run follow each other in ``requests.lane``
     from where the run's first request would start with the longest paths before it
     (``paths[c]``: the chunk's scratch)."""
     first, stop = share(cand.size, c, chunks)
@@ -432,12 +561,10 @@ def _request_rows(
             requests.lane[at + j] = path[j]
         at += count
         requests.end[q] = at
-        rear = rearmost(occ, after)
-        fits[q] = (
-            rear < 0
-            or occ.p[rear] - half_length[occ.slot[rear]] > length + _EXIT_MARGIN
-            or speed[occ.slot[rear]] > _MOVING
-        )
+        need = length + _EXIT_MARGIN
+        fits[q] = after < 0 or room_after(la, occ, boxed, setback, after, salt[k], need) - incoming[
+            after
+        ] >= need
 
 
 request = njit_rows(_request_rows)
@@ -445,17 +572,20 @@ request = njit_rows(_request_rows)
 
 @njit_leaf
 def _before(requests: Requests, a: int, b: int) -> bool:
-    """Whether request a comes before request b: first come (nearest the entry), then
+    """Whether request a comes before request b: first come (the lower ``rank``), then
     the lower slot."""
-    entry, slot = requests.entry, requests.slot
-    return bool(entry[a] < entry[b] or (entry[a] == entry[b] and slot[a] < slot[b]))
+    rank, slot = requests.rank, requests.slot
+    return bool(rank[a] < rank[b] or (rank[a] == rank[b] and slot[a] < slot[b]))
 
 
 @njit_loop
-def _first_requests(requests: Requests, position: IntArray) -> None:
+def _first_requests(requests: Requests, fits: BoolArray, position: IntArray) -> None:
     """``position``: for each lane a request needs, the earliest such request (`_before`);
-    -1 elsewhere (as on entry)."""
-    for c in range(requests.entry.size):
+    -1 elsewhere (as on entry). Requests that do not ``fit`` (no room after the junction)
+    are refused anyway and compete for nothing: they must not keep others out."""
+    for c in range(requests.rank.size):
+        if not fits[c]:
+            continue
         for j in range(requests.start[c], requests.end[c]):
             lane = requests.lane[j]
             if position[lane] < 0 or _before(requests, c, position[lane]):
@@ -479,8 +609,9 @@ def _serve_rows(
     those refused.
 
     A request is refused when a lane conflicting with one it needs is held, or when an
-    earlier request of this tick needs the same lane or a conflicting one (that one may
-    itself be refused: it is then served next tick, a 50 ms delay). Long vehicles use
+    earlier request of this tick with room after the junction needs the same lane or a
+    conflicting one (that one may itself be refused: it is then served next tick, a 50 ms
+    delay). Long vehicles use
     the wide conflicts, against held lanes and against other requests alike
     (``any_long``: a request is long or a lane is held by a long vehicle).
     ``position`` holds the earliest request needing each lane (`_first_requests`).
@@ -537,15 +668,24 @@ def _refused(
 
 
 def _boxed(info: LaneInfo) -> BoolArray:
-    """Lanes that belong to a junction's box: connecting lanes, and ordinary lanes shorter
-    than `SHORT_LINK` that lead from one junction straight into another (two junctions so
-    close together work as one: nobody may stop in between)."""
+    """Lanes that belong to a junction's box: connecting lanes, and the ordinary lanes of
+    a link shorter than `SHORT_LINK` that leads from one junction straight into another
+    (two junctions so close together work as one: nobody may stop in between). A link
+    may come in several lane sections (converted maps have sections of a few metres)."""
     inside = info.junction >= 0
     boxed = inside.copy()
     before, after = info.first_prev, info.first_next
-    link = ~inside & (info.length < SHORT_LINK) & (before >= 0) & (after >= 0)
-    link &= inside[np.maximum(before, 0)] & inside[np.maximum(after, 0)]
-    boxed[link] = True
+    starts = np.flatnonzero(~inside & (before >= 0))
+    starts = starts[inside[before[starts]]]
+    for u in starts.tolist():
+        chain, length = [u], float(info.length[u])
+        nxt = int(after[u])
+        while nxt >= 0 and not inside[nxt] and length < SHORT_LINK and len(chain) <= 8:
+            chain.append(nxt)
+            length += float(info.length[nxt])
+            nxt = int(after[nxt])
+        if nxt >= 0 and inside[nxt] and length < SHORT_LINK:
+            boxed[chain] = True
     return boxed
 
 

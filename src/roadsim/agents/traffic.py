@@ -142,7 +142,9 @@ class TrafficModel:
             self.change_timer,
             self.target_uid,
             self.gate.granted,
+            self.gate.grant_lane,
             self.gate.grant_age,
+            self.gate.wait_age,
             *self.routes,
         )
 
@@ -151,7 +153,9 @@ class TrafficModel:
         self.change_timer[slots] = 0.0
         self.target_uid[slots] = -1
         self.gate.granted[slots] = False
+        self.gate.grant_lane[slots] = -1
         self.gate.grant_age[slots] = 0.0
+        self.gate.wait_age[slots] = 0.0
 
     def settle_speeds(
         self, idx: IntArray, state: WorldState, salt: UIntArray, params: TrafficParams
@@ -304,7 +308,7 @@ class TrafficModel:
         self._seen, seen_by = view, self._seen_by
         waits = gate.gaps(
             me, seen.lanes, seen.start, seen.entry_hop, seen.wants_in, occ, actors.half_length,
-            salt, state.speed, dt,
+            salt, dt,
         )  # fmt: skip
 
         # -- longitudinal, lateral, steering -------------------------------------------------------
