@@ -78,7 +78,8 @@ class StreamSnapshot:
     Attributes:
         frame, time, ego_id: As in a snapshot.
         actors: Every active actor, sorted by id (None where the subscription left them out).
-        samples: By sensor name.
+        samples: By sensor name (a shared-memory sample the server wrote over before it
+            was read is left out and counted in `Client.torn_reads`).
         seq: This client's message count (0, 1, ...; a gap is a dropped message).
         dropped: Messages dropped for this client so far (its queue was full).
     """
@@ -239,7 +240,11 @@ class Client:
         return self.world
 
     def tick(self, count: int = 1) -> int:
-        """Advances the world ``count`` ticks (sync mode); returns the frame."""
+        """Advances the world ``count`` ticks (sync mode); returns the frame.
+
+        Where this client subscribed and has not read its snapshots (above the server's
+        ``sync_backlog_bytes`` of them), the server ticks less, or not at all, until it
+        reads: the frame returned says how far the world went."""
         frame: int = self.request("tick", count=count)["frame"]
         return frame
 
@@ -376,7 +381,12 @@ class Client:
     def _snapshot(self, header: Mapping[str, Any], frames: list[Any]) -> StreamSnapshot:
         body = decode_arrays(header, frames)
         actors = _actors(body["actors"]) if "actors" in body else None
-        samples = {name: self._sample(name, s, copy=False) for name, s in body["samples"].items()}
+        samples = {}
+        for name, s in body["samples"].items():
+            try:
+                samples[name] = self._sample(name, s, copy=False)
+            except TornRead:  # the server lapped the ring: left out, counted, never torn
+                continue
         return StreamSnapshot(
             frame=int(body["frame"]), time=float(body["time"]), ego_id=int(body["ego_id"]),
             actors=actors, samples=samples, seq=int(body["seq"]), dropped=int(body["dropped"]),

@@ -81,13 +81,17 @@ class Limits:
         max_frame_bytes: The largest array frame a client accepts in a reply or stream
             message (a camera's HDR image at 4K is 100 MB).
         stream_queue: Stream messages queued per client before new ones are dropped
-            (ZeroMQ's send high-water mark), unless the client asks for another.
+            (ZeroMQ's send high-water mark; the client's receive queue adds its own).
+        sync_backlog_bytes: In sync mode, the ticking client's snapshots that its queue
+            cannot take wait on the server, never dropped; above this many bytes waiting,
+            a tick request does not tick (``ticks`` 0 in its reply) until it reads.
     """
 
     max_request_bytes: int = 1 << 20
     max_items: int = 1 << 16
     max_frame_bytes: int = 1 << 28
     stream_queue: int = 8
+    sync_backlog_bytes: int = 1 << 28
 
 
 # -- requests -----------------------------------------------------------------------------------

@@ -9,10 +9,13 @@ Two TCP sockets, both ROUTER:
 
 One thread runs the loop (`serve`): it waits on both sockets and, in real-time mode, for
 the next tick's wall-clock time. Nothing a client does blocks it: replies and stream
-messages are sent without waiting (``NOBLOCK`` with ``ROUTER_MANDATORY``). A client's
-stream queue holds ``queue`` messages (ZeroMQ's high-water mark); a message that finds it
-full is dropped and counted, and the count travels in the next message that client gets.
-A client that went away is forgotten at the first message that cannot reach it.
+messages are sent without waiting (``NOBLOCK`` with ``ROUTER_MANDATORY``). A stream
+message that a client's ZeroMQ queue (``Limits.stream_queue`` messages) cannot take waits
+in that client's backlog on the server; a client's backlog keeps its newest
+``stream_queue`` messages and drops the older ones, counted, the count in the next message
+the client gets. The ticking client of sync mode is the exception: it loses nothing, and
+the world waits for it to read instead. A client that went away is forgotten at the first
+message that cannot reach it.
 
 Modes. In **sync** mode the world advances only on ``tick`` requests of one client, the
 ticker (the one that set the mode, or the first to tick): it waits for it, and a ticker
@@ -33,6 +36,7 @@ import logging
 import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,8 +81,11 @@ class Session:
     client: str = ""
     stream: bytes | None = None
     subscription: Subscription | None = None
+    seq: int = 0
     sent: int = 0
     dropped: int = 0
+    backlog: deque[list[Any]] = field(default_factory=deque)
+    backlog_bytes: int = 0
     sync_timed_out: bool = False
     last_seen: float = field(default_factory=time.monotonic)
 
@@ -236,9 +243,10 @@ class Server:
         poller.register(control, zmq.POLLIN)
         poller.register(stream, zmq.POLLIN)
         self._next_tick = time.monotonic()
+        backlogged = False
         while not self._stop.is_set():
             now = time.monotonic()
-            wait = 0.1
+            wait = 0.001 if backlogged else 0.1
             if self.mode == "realtime":
                 wait = min(wait, max(self._next_tick - now, 0.0))
             events = dict(poller.poll(round(wait * 1000.0)))
@@ -246,6 +254,7 @@ class Server:
                 self._drain_control(control)
             if stream in events:
                 self._drain_stream(stream)
+            backlogged = self._flush_all()
             now = time.monotonic()
             if self.mode == "realtime" and now >= self._next_tick:
                 self._tick_realtime(now)
@@ -482,9 +491,11 @@ class Server:
             self._last_tick_request = time.monotonic()
         elif self._ticker != session.control:
             raise p.ProtocolError("wrong_mode", "tick: another client holds the tick in sync mode")
-        for _ in range(args.count):
+        done = 0
+        while done < args.count and session.backlog_bytes <= self.limits.sync_backlog_bytes:
             self._step()
-        return {"frame": self.sim.frame, "time": self.sim.time}
+            done += 1
+        return {"frame": self.sim.frame, "time": self.sim.time, "ticks": done}
 
     def _r_set_mode(self, session: Session, args: p.SetMode, enc: p.Encoder) -> Any:
         self.mode, self.speed = args.mode, args.speed
@@ -613,8 +624,7 @@ class Server:
 
     def _publish(self, snap: Snapshot) -> None:
         """Sends a snapshot to every subscribed client, without waiting for any."""
-        stream = self._stream
-        if stream is None:
+        if self._stream is None:
             return
         encoded: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
         shm_cache: dict[str, Any] = {}
@@ -631,19 +641,59 @@ class Server:
                 header["v"] = p.PROTOCOL_VERSION
                 encoded[key] = (header, enc.frames)
             header, frames = encoded[key]
-            header["seq"], header["dropped"] = session.sent + session.dropped, session.dropped
-            packed = msgpack.packb(header, use_bin_type=True)
-            try:
-                stream.send_multipart([session.stream, packed, *frames], flags=zmq.NOBLOCK,
-                                      copy=False)  # fmt: skip
-                session.sent += 1
-            except zmq.Again:
-                session.dropped += 1
-            except zmq.ZMQError as exc:
-                if exc.errno != zmq.EHOSTUNREACH:
-                    raise
-                self._by_stream.pop(session.stream, None)  # it went away
-                session.stream = None
+            header["seq"], header["dropped"] = session.seq, session.dropped
+            session.seq += 1
+            message = [msgpack.packb(header, use_bin_type=True), *frames]
+            # What the client's ZeroMQ queue cannot take waits here. The ticking client
+            # in sync mode loses nothing (its next tick waits for it instead: `_r_tick`);
+            # any other keeps its newest `stream_queue` messages and is told of the rest.
+            session.backlog.append(message)
+            session.backlog_bytes += _nbytes(message)
+            self._flush(session)
+            if not (self.mode == "sync" and session.control == self._ticker):
+                while len(session.backlog) > self.limits.stream_queue:
+                    session.backlog_bytes -= _nbytes(session.backlog.popleft())
+                    session.dropped += 1
+
+    def _deliver(self, session: Session, message: list[Any]) -> bool:
+        """Sends one stream message now; False where the client's queue is full (or it is
+        gone: then it is forgotten)."""
+        stream = self._stream
+        assert stream is not None and session.stream is not None
+        try:
+            stream.send_multipart([session.stream, *message], flags=zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            return False
+        except zmq.ZMQError as exc:
+            if exc.errno != zmq.EHOSTUNREACH:
+                raise
+            self._by_stream.pop(session.stream, None)  # it went away
+            session.stream = None
+            session.backlog.clear()
+            session.backlog_bytes = 0
+            return False
+        session.sent += 1
+        return True
+
+    def _flush(self, session: Session) -> None:
+        """Sends what waits for a client, as far as its queue takes it."""
+        while session.backlog and session.stream is not None:
+            if not self._deliver(session, session.backlog[0]):
+                return
+            session.backlog_bytes -= _nbytes(session.backlog.popleft())
+
+    def _flush_all(self) -> bool:
+        """Flushes every backlog; True while some remain."""
+        waiting = False
+        for session in list(self._by_stream.values()):
+            if session.backlog:
+                self._flush(session)
+                waiting = waiting or bool(session.backlog)
+        return waiting
+
+
+def _nbytes(message: list[Any]) -> int:
+    return sum(memoryview(f).nbytes for f in message)
 
 
 def _is_loopback(host: str) -> bool:
