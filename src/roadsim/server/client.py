@@ -209,10 +209,16 @@ class Client:
         deadline = time.monotonic() + self.timeout
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not self._sock.poll(max(1, round(left * 1000.0))):
-                raise TimeoutError(f"{type}: no reply from the server within {self.timeout:g} s")
-            frames = self._sock.recv_multipart(copy=False)
-            header = msgpack.unpackb(frames[0].bytes, raw=False)
+            # A receive timeout, not a poll: a poll builds a poller each call, a tenth of
+            # a round trip.
+            self._sock.setsockopt(zmq.RCVTIMEO, max(1, round(left * 1000.0)))
+            try:
+                if left <= 0:
+                    raise zmq.Again
+                frames = self._sock.recv_multipart()
+            except zmq.Again:
+                raise TimeoutError(f"{type}: no reply from the server within {self.timeout:g} s") from None
+            header = msgpack.unpackb(frames[0], raw=False)
             if header.get("id") not in (rid, None):
                 continue  # the late reply of a request that timed out
             if not header.get("ok"):

@@ -78,6 +78,7 @@ from roadsim.world.localization import relocalize_slots
 from roadsim.world.state import (
     AUTOPILOT,
     EXTERNAL,
+    KIND_NAMES,
     SCRIPTED_OBJECT,
     STATIC_OBJECT,
     VEHICLE,
@@ -428,7 +429,7 @@ class Simulation:
             raise ValueError("this scenario has no ego vehicle to drive")
         self.drive(int(self.state.id[self.ego_slot]), command)
 
-    def drive(self, actor: str | int, command: EgoCommand | None) -> None:
+    def drive(self, actor: str | int, command: EgoCommand | None) -> int:
         """Drives a vehicle (the ego, a traffic vehicle or one `spawn_vehicle` made) with
         ``command`` from the next tick on, until the next call.
 
@@ -438,6 +439,9 @@ class Simulation:
         Raises:
             QueryError: For a name or id that no active vehicle has.
             ArgumentTypeError: If ``command`` is neither an `EgoCommand` nor None.
+
+        Returns:
+            The vehicle's actor id.
         """
         if command is not None and not isinstance(command, EgoCommand):
             raise ArgumentTypeError(
@@ -450,15 +454,16 @@ class Simulation:
         else:
             self._commands[actor_id] = command
         self.state.control[slot] = AUTOPILOT if command is None else EXTERNAL
+        return actor_id
 
     def _vehicle_slot(self, actor: str | int) -> int:
         """The slot of an active vehicle, by name or actor id."""
-        found = self.actor(actor)
+        slot, actor_id = self._slot_of(actor)
         st = self.state
-        slot = int(np.flatnonzero(st.id == found.id)[0])
         if not st.active[slot] or st.kind[slot] != VEHICLE:
-            what = "not active" if not st.active[slot] else f"a {found.kind}, not a vehicle"
-            raise QueryError(f"actor {found.id} cannot be driven: it is {what}")
+            kind = KIND_NAMES[int(st.kind[slot])]
+            what = "not active" if not st.active[slot] else f"a {kind}, not a vehicle"
+            raise QueryError(f"actor {actor_id} cannot be driven: it is {what}")
         return slot
 
     # -- actors made and removed at run time -----------------------------------------------------
@@ -809,6 +814,15 @@ class Simulation:
             QueryError: For a name or id that no actor has.
             ArgumentTypeError: For a key that is neither a string nor an integer.
         """
+        slot, actor_id = self._slot_of(key)
+        name = next((n for n, i in self._names.items() if i == actor_id), None)
+        return Actor.of(
+            self.state, slot, name=name, model_names=MODEL_NAMES, net=self.net,
+            frame=self.frame, time=self.time,
+        )  # fmt: skip
+
+    def _slot_of(self, key: str | int) -> tuple[int, int]:
+        """The slot and actor id of an actor by name or id (as `actor` takes them)."""
         st = self.state
         if isinstance(key, str):
             if key not in self._names:
@@ -826,11 +840,7 @@ class Simulation:
             raise QueryError(
                 f"no actor has the id {actor_id} (ids now: {_id_ranges(np.sort(st.id[st.active]))})"
             )
-        name = next((n for n, i in self._names.items() if i == actor_id), None)
-        return Actor.of(
-            st, int(hits[0]), name=name, model_names=MODEL_NAMES, net=self.net,
-            frame=self.frame, time=self.time,
-        )  # fmt: skip
+        return int(hits[0]), actor_id
 
     # -- ray-traced sensors -----------------------------------------------------------------------------
 
