@@ -108,3 +108,16 @@ def test_arrays_travel_as_frames_and_come_back_equal() -> None:
 def test_array_references_that_do_not_fit_their_frames_are_refused(ref: dict) -> None:
     with pytest.raises(p.ProtocolError):
         p.decode_arrays(ref, [b"", np.zeros(1).tobytes()])
+
+
+def test_docs_protocol_md_documents_every_request_and_argument() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "protocol.md").read_text()
+    for name, schema in p.REQUESTS.items():
+        assert f"### `{name}`" in doc, name
+        section = doc.split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]
+        for field in schema.model_fields:
+            assert f"`{field}`" in section, f"{name}.{field}"
+    for code in p.ERROR_CODES:
+        assert f"| `{code}` |" in doc, code
