@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import roadsim
-from roadsim.capture import Capture, SnapshotList
+from roadsim.capture import Capture, Recorder, SnapshotList
+from roadsim.capture.reader import read_recording
 from roadsim.errors import ArgumentError
 from roadsim.server import Client, Limits, Server, ServerError
 
@@ -158,9 +159,11 @@ _junk = st.one_of(
 )  # fmt: skip
 
 
-def test_a_flood_of_bad_messages_leaves_the_server_serving() -> None:
+def test_a_flood_of_bad_messages_leaves_the_server_serving(tmp_path: Path) -> None:
+    recording = tmp_path / "flood.mcap"
     with Server("town", port=0, seed=5, limits=Limits(max_request_bytes=2048)) as server, \
             Client(server.endpoint) as good:  # fmt: skip
+        server.add_sink(Recorder(recording))  # what a flood must not corrupt
         ctx = zmq.Context.instance()
         bad = ctx.socket(zmq.DEALER)
         try:
@@ -191,8 +194,12 @@ def test_a_flood_of_bad_messages_leaves_the_server_serving() -> None:
             assert world["scenario"] == "town"
             good.set_mode("sync")
             assert good.tick() == world["frame"] + 1
+            frames = good.tick()
         finally:
             bad.close()
+    rec = read_recording(recording)
+    assert rec.complete
+    assert [s.frame for s in rec.snapshots()] == list(range(1, frames + 1))  # added at frame 1
 
 
 def test_shared_memory_frames_equal_the_tcp_frames(town_server: Server) -> None:
@@ -284,3 +291,9 @@ def test_roadsim_serve_serves_until_interrupted() -> None:
         for pipe in (child.stdout, child.stderr):
             if pipe is not None:
                 pipe.close()
+
+
+def test_a_port_in_use_is_a_clear_error(town_server: Server) -> None:
+    port = int(town_server.endpoint.rsplit(":", 1)[1])
+    with pytest.raises(ArgumentError, match=f"cannot bind 127.0.0.1:{port}"):
+        Server("town", port=port).bind()

@@ -101,7 +101,12 @@ class _StreamSink:
         pass
 
     def write(self, snapshot: Snapshot) -> None:
-        self.server._publish(snapshot)
+        # Never raises: the sinks after this one (a recording) must get every snapshot.
+        try:
+            self.server._publish(snapshot)
+        except Exception:
+            self.server.stats["stream_faults"] += 1
+            log.exception("publishing frame %d failed", snapshot.frame)
 
     def close(self) -> None:
         pass
@@ -162,7 +167,7 @@ class Server:
         self._stream: zmq.Socket[Any] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.stats = {"requests": 0, "errors": 0, "ticks": 0, "late_ticks": 0}
+        self.stats = {"requests": 0, "errors": 0, "ticks": 0, "late_ticks": 0, "stream_faults": 0}
         self.endpoint = ""
         self.stream_endpoint = ""
         self.sim = Simulation(scenario, seed=seed)
@@ -267,7 +272,14 @@ class Server:
                 self._sync_timed_out()
 
     def _tick_realtime(self, now: float) -> None:
-        self._step()
+        try:
+            self._step()
+        except Exception as exc:  # the world cannot go on: stop it, keep serving
+            log.exception("a tick failed; the world stops (sync mode)")
+            self.mode, self._ticker = "sync", None
+            self._notify("internal", f"a tick failed ({type(exc).__name__}: {exc}); the world "
+                         "stands in sync mode")  # fmt: skip
+            return
         period = self.sim.dt / self.speed
         self._next_tick += period
         if self._next_tick < now - period:  # more than a tick behind: do not race to catch up
