@@ -165,7 +165,26 @@ def _watch(endpoint: str, seconds: float, out: Any) -> None:
         out.put((frames, elapsed, last.dropped - first.dropped, nbytes, last.frame - first.frame))
 
 
+def camera_ceiling(ticks: int = 60) -> float:
+    """Ticks per second of town with the camera on and no server: what the TCP run can
+    reach at most on this machine now."""
+    from roadsim.sim import Simulation
+
+    with Simulation("town") as sim:
+        sim.sensor("camera").active = True
+        for _ in range(5):
+            sim.step()
+        t = time.perf_counter()
+        for _ in range(ticks):
+            sim.step()
+        rate = ticks / (time.perf_counter() - t)
+    print(f"the world alone: town with the 640 x 480 camera, no server: {rate:5.1f} ticks/s "
+          f"({ticks} ticks; the ceiling of the TCP run)")  # fmt: skip
+    return rate
+
+
 def snapshots(seconds: float, clients: int) -> None:
+    camera_ceiling()
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     speed = SNAPSHOT_TARGET_HZ * 0.05  # town's dt is 0.05 s: 30 ticks per second
