@@ -9,8 +9,8 @@ Run as ``.venv/bin/python benchmarks/bench_server.py`` (``--help`` for the optio
   what a tick costs on top), beside a plain pyzmq REQ/REP echo of the same request bytes
   between two processes. Targets: under 200 microseconds.
 - **TCP snapshots**: the server in real time at 30 snapshots per second of a 640 x 480
-  camera (HDR colour, depth, surface and actor ids: 6.45 MB a snapshot) to 4 client
-  processes for ``--seconds``; it prints each client's rate, frames, drops and bytes.
+  camera, HDR colour and depth (the subscription's ``fields``: 4.92 MB a snapshot), to 4
+  client processes for ``--seconds``; it prints each client's rate, frames, drops and bytes.
   Target: 30 per second to each, no drops.
 - **shared memory**: a ring of 8 slots, the camera's arrays written and handed over
   (the reader maps them: no copy; and the checked copy ``latest()`` makes) beside a plain
@@ -148,7 +148,8 @@ def _watch(endpoint: str, seconds: float, out: Any) -> None:
     from roadsim.server import Client
 
     with Client(endpoint, queue=4) as client:
-        client.subscribe(sensors=["camera"], actors=False)
+        client.subscribe(sensors=["camera"], actors=False,
+                         fields={"camera": ["color", "depth"]})  # fmt: skip
         first = client.next_snapshot(timeout=60.0)
         assert first is not None
         t0 = time.perf_counter()

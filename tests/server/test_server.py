@@ -297,3 +297,17 @@ def test_a_port_in_use_is_a_clear_error(town_server: Server) -> None:
     port = int(town_server.endpoint.rsplit(":", 1)[1])
     with pytest.raises(ArgumentError, match=f"cannot bind 127.0.0.1:{port}"):
         Server("town", port=port).bind()
+
+
+def test_a_subscription_picks_array_fields(town_server: Server) -> None:
+    with Client(town_server.endpoint) as c:
+        c.sensor("camera").activate()
+        with pytest.raises(ServerError, match="has no array 'colour'"):
+            c.subscribe(sensors=["camera"], fields={"camera": ["colour"]})
+        c.subscribe(sensors=["camera"], actors=False, fields={"camera": ["depth"]})
+        c.set_mode("sync")
+        c.tick()
+        snap = c.next_snapshot(timeout=5.0)
+        assert snap is not None and snap.actors is None
+        data = snap.samples["camera"].data
+        assert data["depth"].shape == (480, 640) and "color" not in data and data["width"] == 640

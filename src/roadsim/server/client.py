@@ -324,8 +324,10 @@ class Client:
     # -- streams ----------------------------------------------------------------------------
 
     def subscribe(self, sensors: Sequence[str] | None = None, *, actors: bool = True,
-                  shm: bool | None = None) -> None:  # fmt: skip
-        """Asks for snapshots (of ``sensors``; default all) on this client's stream."""
+                  shm: bool | None = None,
+                  fields: Mapping[str, Sequence[str]] | None = None) -> None:  # fmt: skip
+        """Asks for snapshots (of ``sensors``; default all) on this client's stream;
+        ``fields`` picks the arrays of some sensors (``{"camera": ["color", "depth"]}``)."""
         use_shm = self.shm if shm is None else shm
         if self._stream is None:
             stream = self._ctx.socket(zmq.DEALER)
@@ -344,6 +346,8 @@ class Client:
         args: dict[str, Any] = {"actors": actors, "shm": use_shm}
         if sensors is not None:
             args["sensors"] = list(sensors)
+        if fields is not None:
+            args["fields"] = {name: list(picked) for name, picked in fields.items()}
         self.request("subscribe", **args)
 
     def unsubscribe(self) -> dict[str, int]:

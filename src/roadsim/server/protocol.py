@@ -190,6 +190,7 @@ class Subscribe(_Args):
     sensors: Annotated[list[Name], Field(max_length=256)] | None = None
     actors: bool = True
     shm: bool = False
+    fields: Annotated[dict[Name, Annotated[list[Name], Field(max_length=64)]], Field(max_length=256)] | None = None
 
 
 class State(_Args):

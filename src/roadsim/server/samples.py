@@ -18,7 +18,7 @@ from roadsim.sensors.mount import Pose
 from roadsim.server.protocol import Encoder
 from roadsim.server.shm import ShmRing
 
-__all__ = ["SAMPLE_ENCODERS", "SHM_TYPES", "Rings", "encode_actors", "encode_sample", "encode_snapshot"]
+__all__ = ["ARRAY_FIELDS", "SAMPLE_ENCODERS", "SHM_TYPES", "Rings", "encode_actors", "encode_sample", "encode_snapshot"]
 
 #: Sample types whose arrays may go through shared memory (the bulky ones).
 SHM_TYPES = frozenset({"camera", "lidar", "raytracer"})
@@ -30,16 +30,23 @@ def _driver(reading: Any) -> Fields:
     return {}, {"view": reading.to_dict()}
 
 
+#: The array fields of each sample type that has them (a subscription may pick some).
+ARRAY_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "lidar": ("xyz", "range", "intensity", "surface_ids", "actor_ids", "lane_uids", "channel",
+              "azimuth", "time_offset", "bounce"),
+    "raytracer": ("hit_locations", "hit_normals", "hit_distances", "surface_ids", "actor_ids",
+                  "lane_uids", "valid"),
+    "camera": ("color", "depth", "surface_ids", "actor_ids"),
+}  # fmt: skip
+
+
 def _lidar(r: Any) -> Fields:
-    names = ("xyz", "range", "intensity", "surface_ids", "actor_ids", "lane_uids", "channel",
-             "azimuth", "time_offset", "bounce")  # fmt: skip
-    return {n: getattr(r, n) for n in names}, {"rays": int(r.rays)}
+    return {n: getattr(r, n) for n in ARRAY_FIELDS["lidar"]}, {"rays": int(r.rays)}
 
 
 def _raytracer(r: Any) -> Fields:
-    names = ("hit_locations", "hit_normals", "hit_distances", "surface_ids", "actor_ids",
-             "lane_uids", "valid")  # fmt: skip
-    return {n: getattr(r, n) for n in names}, {"coordinates": r.coordinates}
+    arrays = {n: getattr(r, n) for n in ARRAY_FIELDS["raytracer"]}
+    return arrays, {"coordinates": r.coordinates}
 
 
 def _camera(r: Any) -> Fields:
@@ -107,11 +114,18 @@ def pose_to_wire(pose: Pose) -> dict[str, Any]:
 
 
 def encode_sample(
-    sample: Sample, enc: Encoder, rings: Rings | None = None, shm_cache: dict[str, Any] | None = None
+    sample: Sample,
+    enc: Encoder,
+    rings: Rings | None = None,
+    shm_cache: dict[Any, Any] | None = None,
+    fields: frozenset[str] | None = None,
 ) -> dict[str, Any]:
-    """A sample as a header map, its arrays as frames of ``enc`` or, with ``rings``, in
-    the sensor's ring (``shm_cache`` keeps one write per sample for every subscriber)."""
+    """A sample as a header map, its arrays (those in ``fields``, default all) as frames
+    of ``enc`` or, with ``rings``, in the sensor's ring (``shm_cache`` keeps one write per
+    sample and choice of fields for every subscriber)."""
     arrays, values = SAMPLE_ENCODERS[sample.type](sample.reading)
+    if fields is not None:
+        arrays = {name: a for name, a in arrays.items() if name in fields}
     out: dict[str, Any] = {
         "type": sample.type,
         "sensor_id": sample.sensor_id,
@@ -122,9 +136,10 @@ def encode_sample(
     }
     if rings is not None and sample.type in SHM_TYPES:
         cache = {} if shm_cache is None else shm_cache
-        if sample.name not in cache:
-            cache[sample.name] = rings.write(sample.name, arrays)
-        out["shm"] = cache[sample.name]
+        key = (sample.name, fields)
+        if key not in cache:
+            cache[key] = rings.write(sample.name, arrays)
+        out["shm"] = cache[key]
     else:
         out["data"].update({name: enc.array(a) for name, a in arrays.items()})
     return out
@@ -141,11 +156,13 @@ def encode_snapshot(
     sensors: frozenset[str] | None,
     actors: bool,
     rings: Rings | None,
-    shm_cache: dict[str, Any],
+    shm_cache: dict[Any, Any],
+    fields: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, Any]:
     """A snapshot's header (without the per-client ``seq`` and ``dropped``)."""
+    picked = fields or {}
     samples = {
-        name: encode_sample(s, enc, rings, shm_cache)
+        name: encode_sample(s, enc, rings, shm_cache, picked.get(name))
         for name, s in snap.samples.items()
         if (sensors is None or name in sensors) and s.type in SAMPLE_ENCODERS
     }

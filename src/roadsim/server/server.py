@@ -51,6 +51,7 @@ from roadsim.errors import ArgumentError, MapError, QueryError, RoadsimError, Sc
 from roadsim.scenario import Scenario
 from roadsim.server import protocol as p
 from roadsim.server.samples import (
+    ARRAY_FIELDS,
     Rings,
     encode_actors,
     encode_sample,
@@ -66,11 +67,12 @@ log = logging.getLogger("roadsim.server")
 _ZERO_COPY_BYTES = 1 << 16
 
 
-@dataclass
+@dataclass(frozen=True)
 class Subscription:
     sensors: frozenset[str] | None
     actors: bool
     shm: bool
+    fields: tuple[tuple[str, frozenset[str]], ...] = ()  # array fields picked, by sensor
 
 
 @dataclass
@@ -601,8 +603,25 @@ class Server:
             sensors=None if args.sensors is None else frozenset(args.sensors),
             actors=args.actors,
             shm=args.shm,
+            fields=self._picked_fields(args.fields or {}),
         )
         return {"stream_endpoint": self.stream_endpoint, "attached": session.stream is not None}
+
+    def _picked_fields(self, fields: dict[str, list[str]]) -> tuple[tuple[str, frozenset[str]], ...]:
+        """A subscription's choice of array fields, checked against each sensor's type."""
+        out = []
+        for name, picked in sorted(fields.items()):
+            if name not in self.sim.scene_sensors:
+                raise QueryError(f"fields: no camera, lidar or ray tracer named {name!r} "
+                                 f"(names: {', '.join(self.sim.scene_sensors) or 'none'})")  # fmt: skip
+            kind = type(self.sim.sensor(name)).__name__.lower()
+            known = ARRAY_FIELDS.get(kind, ())
+            unknown = sorted(set(picked) - set(known))
+            if unknown:
+                raise ArgumentError(f"fields: {name} ({kind}) has no array {unknown[0]!r} "
+                                    f"(arrays: {', '.join(known)})")  # fmt: skip
+            out.append((name, frozenset(picked)))
+        return tuple(out)
 
     def _r_unsubscribe(self, session: Session, args: p.Empty, enc: p.Encoder) -> Any:
         session.subscription = None
@@ -646,17 +665,17 @@ class Server:
         if self._stream is None:
             return
         encoded: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
-        shm_cache: dict[str, Any] = {}
+        shm_cache: dict[Any, Any] = {}
         for session in list(self._by_stream.values()):
             sub = session.subscription
             if sub is None or session.stream is None:
                 continue
-            key = (sub.sensors, sub.actors, sub.shm)
+            key = (sub.sensors, sub.actors, sub.shm, sub.fields)
             if key not in encoded:
                 enc = p.Encoder()
                 header = encode_snapshot(snap, enc, sensors=sub.sensors, actors=sub.actors,
                                          rings=self._rings if sub.shm else None,
-                                         shm_cache=shm_cache)  # fmt: skip
+                                         shm_cache=shm_cache, fields=dict(sub.fields))  # fmt: skip
                 header["v"] = p.PROTOCOL_VERSION
                 encoded[key] = (header, enc.frames)
             header, frames = encoded[key]
