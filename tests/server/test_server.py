@@ -228,7 +228,7 @@ def test_shared_memory_frames_equal_the_tcp_frames(town_server: Server) -> None:
 def test_world_changes_over_the_wire(town_server: Server) -> None:
     with Client(town_server.endpoint) as c:
         ego = c.actor("ego")
-        new = c.spawn(ego["x"] + 2000.0, ego["y"], 0.0, speed=3.0, external=True)
+        new = c.spawn(np.float64(ego["x"] + 2000.0), ego["y"], 0.0, speed=3.0, external=True)
         c.control(new, accel=1.0)
         c.set_mode("sync")
         c.tick(2)

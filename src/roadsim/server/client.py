@@ -205,7 +205,8 @@ class Client:
             TimeoutError: If no reply comes within ``timeout``.
         """
         rid = next(self._ids)
-        self._sock.send(msgpack.packb({"v": PROTOCOL_VERSION, "id": rid, "type": type, "args": args}))
+        message = {"v": PROTOCOL_VERSION, "id": rid, "type": type, "args": args}
+        self._sock.send(msgpack.packb(message, default=_plain))
         deadline = time.monotonic() + self.timeout
         while True:
             left = deadline - time.monotonic()
@@ -457,6 +458,15 @@ class Client:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
         self.close()
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as msgpack takes them (``x=np.float64(3.0)``)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot send a {type(value).__name__} in a request")
 
 
 def _actors(arrays: Mapping[str, Any]) -> ActorStates:
