@@ -9,13 +9,8 @@ Two TCP sockets, both ROUTER:
 
 One thread runs the loop (`serve`): it waits on both sockets and, in real-time mode, for
 the next tick's wall-clock time. Nothing a client does blocks it: replies and stream
-messages are sent without waiting (``NOBLOCK`` with ``ROUTER_MANDATORY``). A stream
-message that a client's ZeroMQ queue (``Limits.stream_queue`` messages) cannot take waits
-in that client's backlog on the server; a client's backlog keeps its newest
-``stream_queue`` messages and drops the older ones, counted, the count in the next message
-the client gets. The ticking client of sync mode is the exception: it loses nothing, and
-the world waits for it to read instead. A client that went away is forgotten at the first
-message that cannot reach it.
+messages are sent without waiting (``NOBLOCK`` with ``ROUTER_MANDATORY``); how streams
+queue, drop and wait is `roadsim.server.streams`' business.
 
 Modes. In **sync** mode the world advances only on ``tick`` requests of one client, the
 ticker (the one that set the mode, or the first to tick): it waits for it, and a ticker
@@ -36,13 +31,10 @@ import logging
 import secrets
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgpack
 import zmq
 
 from roadsim.capture import Capture, CaptureInfo, Sink, Snapshot
@@ -50,47 +42,14 @@ from roadsim.capture.snapshot import Sample, reading_type, vehicle_pose
 from roadsim.errors import ArgumentError, MapError, QueryError, RoadsimError, ScenarioError
 from roadsim.scenario import Scenario
 from roadsim.server import protocol as p
-from roadsim.server.samples import (
-    ARRAY_FIELDS,
-    Rings,
-    encode_actors,
-    encode_sample,
-    encode_snapshot,
-)
+from roadsim.server.samples import ARRAY_FIELDS, Rings, encode_actors, encode_sample
+from roadsim.server.streams import Session, Streams, Subscription, send_now
 from roadsim.sim import EgoCommand, Simulation
 
 __all__ = ["Server"]
 
 log = logging.getLogger("roadsim.server")
 
-#: Frames above this many bytes are sent without a copy.
-_ZERO_COPY_BYTES = 1 << 16
-
-
-@dataclass(frozen=True)
-class Subscription:
-    sensors: frozenset[str] | None
-    actors: bool
-    shm: bool
-    fields: tuple[tuple[str, frozenset[str]], ...] = ()  # array fields picked, by sensor
-
-
-@dataclass
-class Session:
-    """One client: its control routing id, its stream's, what it subscribed to."""
-
-    id: str
-    control: bytes
-    client: str = ""
-    stream: bytes | None = None
-    subscription: Subscription | None = None
-    seq: int = 0
-    sent: int = 0
-    dropped: int = 0
-    backlog: deque[list[Any]] = field(default_factory=deque)
-    backlog_bytes: int = 0
-    sync_timed_out: bool = False
-    last_seen: float = field(default_factory=time.monotonic)
 
 
 class _StreamSink:
@@ -162,8 +121,8 @@ class Server:
         self._next_tick = 0.0
         self._sessions: dict[bytes, Session] = {}  # by control routing id
         self._by_id: dict[str, Session] = {}
-        self._by_stream: dict[bytes, Session] = {}
         self._rings = Rings(shm_slots)
+        self._streams = Streams(self.limits, self._rings)
         self._ctx: zmq.Context[Any] | None = None
         self._control: zmq.Socket[Any] | None = None
         self._stream: zmq.Socket[Any] | None = None
@@ -184,7 +143,7 @@ class Server:
         ctx = self._ctx = zmq.Context()
         host = f"[{self.host}]" if ":" in self.host else self.host
         control = self._control = ctx.socket(zmq.ROUTER)
-        stream = self._stream = ctx.socket(zmq.ROUTER)
+        stream = self._stream = self._streams.sock = ctx.socket(zmq.ROUTER)
         for sock, most in ((control, self.limits.max_request_bytes), (stream, 4096)):
             sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
             sock.setsockopt(zmq.MAXMSGSIZE, most)
@@ -229,7 +188,7 @@ class Server:
                 sock.close(linger=0)
         if self._ctx is not None:
             self._ctx.term()
-        self._ctx = self._control = self._stream = None
+        self._ctx = self._control = self._stream = self._streams.sock = None
         self.capture.close()
         self.sim.close()
         self._rings.close()
@@ -261,8 +220,8 @@ class Server:
             if control in events:
                 self._drain_control(control)
             if stream in events:
-                self._drain_stream(stream)
-            backlogged = self._flush_all()
+                self._streams.drain(stream, self._by_id)
+            backlogged = self._streams.flush_all()
             now = time.monotonic()
             if self.mode == "realtime" and now >= self._next_tick:
                 self._tick_realtime(now)
@@ -306,50 +265,8 @@ class Server:
                 continue  # no routing id: cannot be
             self._handle(frames[0], frames[1:])
 
-    def _drain_stream(self, sock: zmq.Socket[Any]) -> None:
-        for _ in range(1000):
-            try:
-                frames = sock.recv_multipart(zmq.NOBLOCK, copy=True)
-            except zmq.Again:
-                return
-            if len(frames) != 2:
-                continue
-            ident, raw = frames
-            try:
-                msg = msgpack.unpackb(raw, raw=False, max_str_len=256, max_array_len=16,
-                                      max_map_len=16, max_bin_len=0, max_ext_len=0)  # fmt: skip
-                key = msg.get("session") if isinstance(msg, dict) else None
-                session = self._by_id.get(key) if isinstance(key, str) else None
-            except Exception:  # a malformed attach: ignored, as an unknown session is
-                session = None
-            if session is None:
-                self._send(sock, ident, [msgpack.packb(
-                    {"v": p.PROTOCOL_VERSION, "type": "notice", "code": "unauthorized",
-                     "message": "attach: expected {session: <the id hello gave>}"}
-                )])  # fmt: skip
-                continue
-            if session.stream is not None:
-                self._by_stream.pop(session.stream, None)
-            session.stream = ident
-            self._by_stream[ident] = session
-            self._send(sock, ident, [msgpack.packb(
-                {"v": p.PROTOCOL_VERSION, "type": "attached", "session": session.id}
-            )])  # fmt: skip
-
     def _send(self, sock: zmq.Socket[Any], ident: bytes, frames: list[Any]) -> bool:
-        """Sends without waiting; False where the peer's queue is full or it is gone."""
-        # Zero-copy pays for big frames only: pyzmq's tracked frames cost tens of
-        # microseconds, a round trip's budget, where copying a small reply costs nothing.
-        big = any(memoryview(f).nbytes > _ZERO_COPY_BYTES for f in frames)
-        try:
-            sock.send_multipart([ident, *frames], flags=zmq.NOBLOCK, copy=not big)
-            return True
-        except zmq.Again:
-            return False
-        except zmq.ZMQError as exc:
-            if exc.errno == zmq.EHOSTUNREACH:
-                return False
-            raise
+        return send_now(sock, ident, frames)
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -419,8 +336,7 @@ class Server:
     def _forget(self, session: Session) -> None:
         self._sessions.pop(session.control, None)
         self._by_id.pop(session.id, None)
-        if session.stream is not None:
-            self._by_stream.pop(session.stream, None)
+        self._streams.detach(session)
         if self._ticker == session.control:
             self._ticker = None
 
@@ -544,14 +460,7 @@ class Server:
                      "the world runs in real time")  # fmt: skip
 
     def _notify(self, code: str, message: str) -> None:
-        stream = self._stream
-        if stream is None:
-            return
-        for session in list(self._by_stream.values()):
-            header = {"v": p.PROTOCOL_VERSION, "type": "notice", "code": code, "message": message,
-                      "frame": self.sim.frame}  # fmt: skip
-            assert session.stream is not None
-            self._send(stream, session.stream, [msgpack.packb(header)])
+        self._streams.notify(code, message, self.sim.frame)
 
     def _r_control(self, session: Session, args: p.Control, enc: p.Encoder) -> Any:
         key = args.actor
@@ -661,77 +570,7 @@ class Server:
     # -- streams ------------------------------------------------------------------------------
 
     def _publish(self, snap: Snapshot) -> None:
-        """Sends a snapshot to every subscribed client, without waiting for any."""
-        if self._stream is None:
-            return
-        encoded: dict[tuple[Any, ...], tuple[dict[str, Any], list[Any]]] = {}
-        shm_cache: dict[Any, Any] = {}
-        for session in list(self._by_stream.values()):
-            sub = session.subscription
-            if sub is None or session.stream is None:
-                continue
-            key = (sub.sensors, sub.actors, sub.shm, sub.fields)
-            if key not in encoded:
-                enc = p.Encoder()
-                header = encode_snapshot(snap, enc, sensors=sub.sensors, actors=sub.actors,
-                                         rings=self._rings if sub.shm else None,
-                                         shm_cache=shm_cache, fields=dict(sub.fields))  # fmt: skip
-                header["v"] = p.PROTOCOL_VERSION
-                encoded[key] = (header, enc.frames)
-            header, frames = encoded[key]
-            header["seq"], header["dropped"] = session.seq, session.dropped
-            session.seq += 1
-            message = [msgpack.packb(header, use_bin_type=True), *frames]
-            # What the client's ZeroMQ queue cannot take waits here. The ticking client
-            # in sync mode loses nothing (its next tick waits for it instead: `_r_tick`);
-            # any other keeps its newest `stream_queue` messages and is told of the rest.
-            session.backlog.append(message)
-            session.backlog_bytes += _nbytes(message)
-            self._flush(session)
-            if not (self.mode == "sync" and session.control == self._ticker):
-                while len(session.backlog) > self.limits.stream_queue:
-                    session.backlog_bytes -= _nbytes(session.backlog.popleft())
-                    session.dropped += 1
-
-    def _deliver(self, session: Session, message: list[Any]) -> bool:
-        """Sends one stream message now; False where the client's queue is full (or it is
-        gone: then it is forgotten)."""
-        stream = self._stream
-        assert stream is not None and session.stream is not None
-        try:
-            stream.send_multipart([session.stream, *message], flags=zmq.NOBLOCK, copy=False)
-        except zmq.Again:
-            return False
-        except zmq.ZMQError as exc:
-            if exc.errno != zmq.EHOSTUNREACH:
-                raise
-            self._by_stream.pop(session.stream, None)  # it went away
-            session.stream = None
-            session.backlog.clear()
-            session.backlog_bytes = 0
-            return False
-        session.sent += 1
-        return True
-
-    def _flush(self, session: Session) -> None:
-        """Sends what waits for a client, as far as its queue takes it."""
-        while session.backlog and session.stream is not None:
-            if not self._deliver(session, session.backlog[0]):
-                return
-            session.backlog_bytes -= _nbytes(session.backlog.popleft())
-
-    def _flush_all(self) -> bool:
-        """Flushes every backlog; True while some remain."""
-        waiting = False
-        for session in list(self._by_stream.values()):
-            if session.backlog:
-                self._flush(session)
-                waiting = waiting or bool(session.backlog)
-        return waiting
-
-
-def _nbytes(message: list[Any]) -> int:
-    return sum(memoryview(f).nbytes for f in message)
+        self._streams.publish(snap, self._ticker if self.mode == "sync" else None)
 
 
 def _is_loopback(host: str) -> bool:
