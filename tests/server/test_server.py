@@ -313,3 +313,15 @@ def test_a_subscription_picks_array_fields(town_server: Server) -> None:
         assert snap is not None and snap.actors is None
         data = snap.samples["camera"].data
         assert data["depth"].shape == (480, 640) and "color" not in data and data["width"] == 640
+
+
+def test_sessions_of_clients_gone_without_bye_make_room() -> None:
+    with Server("town", port=0, limits=Limits(max_sessions=2)) as server:
+        first = Client(server.endpoint)
+        try:
+            with Client(server.endpoint), Client(server.endpoint) as third:
+                assert third.world_info()["scenario"] == "town"
+                with pytest.raises(ServerError, match="unauthorized"):
+                    first.world_info()  # the longest silent session made room
+        finally:
+            first.close()

@@ -85,6 +85,8 @@ class Limits:
         sync_backlog_bytes: In sync mode, the ticking client's snapshots that its queue
             cannot take wait on the server, never dropped; above this many bytes waiting,
             a tick request does not tick (``ticks`` 0 in its reply) until it reads.
+        max_sessions: Sessions kept at once; a ``hello`` beyond them ends the session
+            silent the longest (clients that went away without ``bye``).
     """
 
     max_request_bytes: int = 1 << 20
@@ -92,6 +94,7 @@ class Limits:
     max_frame_bytes: int = 1 << 28
     stream_queue: int = 8
     sync_backlog_bytes: int = 1 << 28
+    max_sessions: int = 256
 
 
 # -- requests -----------------------------------------------------------------------------------

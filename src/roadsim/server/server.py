@@ -318,6 +318,14 @@ class Server:
         old = self._sessions.get(ident)
         if old is not None:
             self._forget(old)
+        while len(self._sessions) >= self.limits.max_sessions:
+            # A client that went away without bye leaves its session: the longest silent
+            # one goes (never the one holding the tick).
+            idle = min((s for s in self._sessions.values() if s.control != self._ticker),
+                       key=lambda s: s.last_seen, default=None)  # fmt: skip
+            if idle is None:
+                break
+            self._forget(idle)
         session = Session(id=secrets.token_hex(16), control=ident, client=args.client or "")
         self._sessions[ident] = session
         self._by_id[session.id] = session
