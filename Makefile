@@ -23,7 +23,7 @@ run: install
 	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim run
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/mypy
 	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -q
 

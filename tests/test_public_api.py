@@ -5,6 +5,7 @@ import roadsim
 
 def test_exported_members() -> None:
     assert sorted(roadsim.__all__) == [
+        "Client",
         "CollisionEvent",
         "EgoCommand",
         "RoadNetwork",

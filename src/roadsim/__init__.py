@@ -11,6 +11,7 @@ from roadsim.world.state import WorldState
 __version__ = "0.1.0"
 
 __all__ = [
+    "Client",
     "CollisionEvent",
     "EgoCommand",
     "RoadNetwork",
@@ -26,3 +27,12 @@ __all__ = [
     "load_scenario",
     "warmup",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The server's client imports pyzmq, which `import roadsim` need not pay for.
+    if name == "Client":
+        from roadsim.server.client import Client
+
+        return Client
+    raise AttributeError(f"module 'roadsim' has no attribute {name!r}")

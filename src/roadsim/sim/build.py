@@ -57,7 +57,8 @@ MODEL_NAMES: tuple[str, ...] = (
 )
 _MODEL_INDEX = {name: i for i, name in enumerate(MODEL_NAMES)}
 
-_IDM_BY_MODEL = {  # a_max, b, T, s0
+#: IDM parameters by vehicle model: a_max, b, T, s0.
+IDM_BY_MODEL = {
     "car": (1.5, 2.0, 1.4, 2.0),
     "truck": (0.8, 1.5, 1.8, 3.0),
     "bus": (1.0, 1.5, 1.6, 3.0),
@@ -167,7 +168,7 @@ class WorldBuilder:
         )
         idm_cols = np.zeros((cap, 4))
         for k, m in enumerate(model):
-            idm_cols[k] = _IDM_BY_MODEL.get(m, _IDM_BY_MODEL["car"])
+            idm_cols[k] = IDM_BY_MODEL.get(m, IDM_BY_MODEL["car"])
         idm = IdmParams(
             max_accel=idm_cols[:, 0],
             comfort_decel=idm_cols[:, 1],

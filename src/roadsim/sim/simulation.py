@@ -60,15 +60,15 @@ from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, validate_against_map
 from roadsim.scenario.load import load_scenario_with_map
-from roadsim.scenario.schema import DriverSensorSpec, PathObject
+from roadsim.scenario.schema import VEHICLE_MODELS, DriverSensorSpec, PathObject
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.raytracer import RaySensor
 from roadsim.sensors.scene import Scene
 from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.actor import Actor
-from roadsim.sim.build import MODEL_NAMES, WorldBuilder
-from roadsim.sim.lifecycle import Respawner
+from roadsim.sim.build import IDM_BY_MODEL, MODEL_NAMES, WorldBuilder
+from roadsim.sim.lifecycle import Respawner, long_route
 from roadsim.sim.ray_sensors import RayReading, RaySensors, SceneSensorSpec
 from roadsim.world.codes import LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.collisions import find_overlaps
@@ -78,6 +78,7 @@ from roadsim.world.localization import relocalize_slots
 from roadsim.world.state import (
     AUTOPILOT,
     EXTERNAL,
+    KIND_NAMES,
     SCRIPTED_OBJECT,
     STATIC_OBJECT,
     VEHICLE,
@@ -178,7 +179,8 @@ class Simulation:
         self.frame = 0
         self.events: list[CollisionEvent] = []
         self.left_map = 0
-        self._ego_command: EgoCommand | None = None
+        # Commands of externally driven vehicles, by actor id (`drive`).
+        self._commands: dict[int, EgoCommand] = {}
         self._tick_listeners: list[Callable[[Simulation], None]] = []
 
         # Whether the road surface leaves z = 0 anywhere (then vehicles follow its height).
@@ -234,6 +236,11 @@ class Simulation:
             rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(4)[3])
             self._respawner = Respawner(self._info, traffic.lane_types, traffic.min_gap, rng)
         self._names = self._actor_names()
+        # Slots that `spawn_vehicle` may fill: those it grew and those `remove_actor` freed.
+        self._free_slots: list[int] = []
+        # Salts of spawned vehicles (a fifth child of the seed sequence, apart from the four
+        # the build and the respawner use, so that spawning changes none of their draws).
+        self._spawn_rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(5)[4])
         self._scripted = ScriptedObjects(
             built.scripted,
             built.scripted_slots,
@@ -420,12 +427,189 @@ class Simulation:
         """
         if self.ego_slot is None:
             raise ValueError("this scenario has no ego vehicle to drive")
+        self.drive(int(self.state.id[self.ego_slot]), command)
+
+    def drive(self, actor: str | int, command: EgoCommand | None) -> int:
+        """Drives a vehicle (the ego, a traffic vehicle or one `spawn_vehicle` made) with
+        ``command`` from the next tick on, until the next call.
+
+        Its ``control`` becomes EXTERNAL; ``None`` hands it back to the autopilot. The
+        command holds tick after tick; a vehicle without one is driven by the autopilot.
+
+        Raises:
+            QueryError: For a name or id that no active vehicle has.
+            ArgumentTypeError: If ``command`` is neither an `EgoCommand` nor None.
+
+        Returns:
+            The vehicle's actor id.
+        """
         if command is not None and not isinstance(command, EgoCommand):
             raise ArgumentTypeError(
                 f"command: expected an EgoCommand or None, got {type(command).__name__}"
             )
-        self._ego_command = command
-        self.state.control[self.ego_slot] = AUTOPILOT if command is None else EXTERNAL
+        slot = self._vehicle_slot(actor)
+        actor_id = int(self.state.id[slot])
+        if command is None:
+            self._commands.pop(actor_id, None)
+        else:
+            self._commands[actor_id] = command
+        self.state.control[slot] = AUTOPILOT if command is None else EXTERNAL
+        return actor_id
+
+    def _vehicle_slot(self, actor: str | int) -> int:
+        """The slot of an active vehicle, by name or actor id."""
+        slot, actor_id = self._slot_of(actor)
+        st = self.state
+        if not st.active[slot] or st.kind[slot] != VEHICLE:
+            kind = KIND_NAMES[int(st.kind[slot])]
+            what = "not active" if not st.active[slot] else f"a {kind}, not a vehicle"
+            raise QueryError(f"actor {actor_id} cannot be driven: it is {what}")
+        return slot
+
+    # -- actors made and removed at run time -----------------------------------------------------
+
+    def spawn_vehicle(
+        self,
+        x: float,
+        y: float,
+        heading: float,
+        *,
+        model: str = "car",
+        speed: float = 0.0,
+        external: bool = False,
+    ) -> int:
+        """Puts a new vehicle into the world now; returns its actor id.
+
+        It stands at (``x``, ``y``) (m, world frame, its box centre) facing ``heading``
+        (rad), on the lane found there (or off every lane), at ``speed`` (m/s). The
+        autopilot drives it, unless ``external``: then it keeps its speed and course until
+        `drive` gives it a command (it coasts: no throttle, no brake). It collides and is
+        seen by the sensors from the current frame on. Where every slot is taken the
+        state grows (`WorldState.grow`), with every per-slot array beside it.
+
+        Raises:
+            ArgumentError: For a model that is not a vehicle model, a non-finite pose or
+                a negative speed.
+            ArgumentTypeError: For values that are not numbers.
+        """
+        if model not in VEHICLE_MODELS:
+            raise ArgumentError(
+                f"model: expected one of {', '.join(VEHICLE_MODELS)}, got {model!r}"
+            )
+        x, y = as_number(x, "x"), as_number(y, "y")
+        heading, speed = as_number(heading, "heading"), as_number(speed, "speed", low=0.0)
+        spec = VEHICLE_MODELS[model]
+        if not self._free_slots:
+            self._grow(self.state.capacity + max(8, self.state.capacity // 4))
+        slot = self._free_slots.pop(0)
+        st = self.state
+        heading = float(np.remainder(heading + np.pi, 2.0 * np.pi) - np.pi)
+        for name, value in (
+            ("x", x), ("y", y), ("z", 0.0), ("heading", heading), ("speed", speed),
+            ("accel", 0.0), ("steer", 0.0), ("yaw_rate", 0.0), ("slip", 0.0),
+            ("length", spec.length), ("width", spec.width), ("height", spec.height),
+        ):  # fmt: skip
+            getattr(st, name)[slot] = value
+        for name in ("wheelbase", "max_accel", "max_decel", "max_steer", "max_steer_rate"):
+            getattr(self._limits, name)[slot] = getattr(spec, name)
+        idm = self._idm
+        for values, value in zip(
+            (idm.max_accel, idm.comfort_decel, idm.time_headway, idm.min_gap),
+            IDM_BY_MODEL.get(model, IDM_BY_MODEL["car"]),
+            strict=True,
+        ):
+            np.asarray(values)[slot] = value
+        self._speed_factor[slot] = 1.0
+        self._steer_lag[slot] = min(0.5 * spec.max_steer / max(spec.max_steer_rate, 1e-3), 2.0)
+        self._salt[slot] = (
+            np.uint64(self._spawn_rng.integers(0, 2**63 - 1))
+            | long_route(st.length[slot : slot + 1])[0]
+        )
+        self._traffic.forget(np.array([slot]))
+        st.kind[slot], st.model[slot] = VEHICLE, MODEL_NAMES.index(model)
+        st.control[slot] = EXTERNAL if external else AUTOPILOT
+        st.id[slot] = self._next_id
+        self._next_id += 1
+        st.active[slot], st.collided[slot], st.left_map[slot] = True, False, False
+        pos = self.net.localize(st.x[slot : slot + 1], st.y[slot : slot + 1], heading=heading)
+        st.uid[slot], st.s[slot], st.t[slot] = pos.uid[0], pos.s[0], pos.t[0]
+        st.road[slot] = pos.road_index[0]
+        if self._relief and st.uid[slot] >= 0:
+            st.z[slot] = _surface_z(self.net, st.road[slot : slot + 1], st.s[slot : slot + 1],
+                                    st.t[slot : slot + 1])[0]  # fmt: skip
+        if external:
+            self._commands[int(st.id[slot])] = EgoCommand()
+        return int(st.id[slot])
+
+    def remove_actor(self, actor: str | int) -> None:
+        """Takes a vehicle (a traffic vehicle, one `spawn_vehicle` made) out of the world
+        now; its id is not reused, its slot is.
+
+        The ego stays (a scenario's sensors hang on it); static objects are part of the
+        scene the sensors see, built once, and scripted objects come and go by their
+        script.
+
+        Raises:
+            QueryError: For a name or id no active actor has.
+            ArgumentError: For the ego or an actor that is not a vehicle.
+        """
+        found = self.actor(actor)
+        st = self.state
+        slot = int(np.flatnonzero(st.id == found.id)[0])
+        if not st.active[slot]:
+            raise QueryError(f"actor {found.id} is not in the world now")
+        if slot == self.ego_slot:
+            raise ArgumentError("actor: the ego cannot be removed")
+        if st.kind[slot] != VEHICLE:
+            raise ArgumentError(
+                f"actor: expected a vehicle, got {found.id}, a {found.kind} (only vehicles "
+                "can be removed)"
+            )
+        st.active[slot], st.collided[slot] = False, False
+        st.uid[slot], st.road[slot] = -1, -1
+        self._commands.pop(found.id, None)
+        self._traffic.forget(np.array([slot]))
+        if found.name is not None:
+            del self._names[found.name]
+        self._free_slots.append(slot)
+
+    def _grow(self, capacity: int) -> None:
+        """Makes room for ``capacity`` actors: the state and every per-slot array (the
+        rows `_per_slot` lists), new slots free for `spawn_vehicle`."""
+        old = self.state.capacity
+        self.state = self.state.grow(capacity)
+
+        def grown(values: npt.NDArray[Any], fill: float = 0.0) -> npt.NDArray[Any]:
+            out = np.full(capacity, fill, dtype=values.dtype)
+            out[:old] = values
+            return out
+
+        lim = self._limits
+        self._limits = VehicleLimits(
+            *(grown(getattr(lim, f)) for f in
+              ("wheelbase", "max_accel", "max_decel", "max_steer", "max_steer_rate"))
+        )  # fmt: skip
+        idm = self._idm
+        self._idm = IdmParams(
+            max_accel=grown(np.asarray(idm.max_accel)),
+            comfort_decel=grown(np.asarray(idm.comfort_decel)),
+            time_headway=grown(np.asarray(idm.time_headway)),
+            min_gap=grown(np.asarray(idm.min_gap)),
+            delta=idm.delta,
+        )
+        self._speed_factor = grown(self._speed_factor, 1.0)
+        self._steer_lag = grown(self._steer_lag)
+        self._salt = grown(self._salt)
+        self._traffic.resize(capacity)
+        p = self._traffic_params
+        self._traffic_params = TrafficParams(
+            speed_factor=self._speed_factor,
+            idm=self._idm,
+            politeness=p.politeness,
+            keep_right=p.keep_right,
+            steer_lag=self._steer_lag,
+        )
+        self._free_slots.extend(range(old, capacity))
 
     # -- the tick -----------------------------------------------------------------------------------------
 
@@ -538,10 +722,10 @@ class Simulation:
 
     def _controls(self, vehicles: IntArray, all_on_lane: bool) -> tuple[FloatArray, FloatArray]:
         st = self.state
-        cmd = self._ego_command
-        if cmd is None:  # no external commands: the autopilot drives every vehicle
+        if not self._commands:  # no external commands: the autopilot drives every vehicle
             return self._autopilot(vehicles, all_on_lane)
-        external = st.control[vehicles] == EXTERNAL
+        ids = st.id[vehicles]
+        external = (st.control[vehicles] == EXTERNAL) & np.isin(ids, list(self._commands))
         auto = vehicles[~external]
         accel = np.zeros(vehicles.size)
         steer = np.zeros(vehicles.size)
@@ -549,20 +733,20 @@ class Simulation:
             a, d = self._autopilot(auto, all_on_lane)
             accel[~external] = a
             steer[~external] = d
-        k = np.flatnonzero(external)
-        if k.size:
-            slots = vehicles[k]
+        for k in np.flatnonzero(external).tolist():
+            slot = int(vehicles[k])
+            cmd = self._commands[int(ids[k])]
             if cmd.accel is not None:
                 accel[k] = cmd.accel
             else:
                 accel[k] = (
-                    cmd.throttle * self._limits.max_accel[slots]
-                    - cmd.brake * self._limits.max_decel[slots]
+                    cmd.throttle * self._limits.max_accel[slot]
+                    - cmd.brake * self._limits.max_decel[slot]
                 )
             if cmd.curvature is not None:
-                steer[k] = wheel_angle(cmd.curvature, self._limits.wheelbase[slots])
+                steer[k] = wheel_angle(cmd.curvature, self._limits.wheelbase[slot : slot + 1])[0]
             else:
-                steer[k] = np.clip(cmd.steering, -1.0, 1.0) * self._limits.max_steer[slots]
+                steer[k] = np.clip(cmd.steering, -1.0, 1.0) * self._limits.max_steer[slot]
         return accel, steer
 
     def _localize(self, on: IntArray, off: IntArray) -> None:
@@ -630,6 +814,15 @@ class Simulation:
             QueryError: For a name or id that no actor has.
             ArgumentTypeError: For a key that is neither a string nor an integer.
         """
+        slot, actor_id = self._slot_of(key)
+        name = next((n for n, i in self._names.items() if i == actor_id), None)
+        return Actor.of(
+            self.state, slot, name=name, model_names=MODEL_NAMES, net=self.net,
+            frame=self.frame, time=self.time,
+        )  # fmt: skip
+
+    def _slot_of(self, key: str | int) -> tuple[int, int]:
+        """The slot and actor id of an actor by name or id (as `actor` takes them)."""
         st = self.state
         if isinstance(key, str):
             if key not in self._names:
@@ -647,11 +840,7 @@ class Simulation:
             raise QueryError(
                 f"no actor has the id {actor_id} (ids now: {_id_ranges(np.sort(st.id[st.active]))})"
             )
-        name = next((n for n, i in self._names.items() if i == actor_id), None)
-        return Actor.of(
-            st, int(hits[0]), name=name, model_names=MODEL_NAMES, net=self.net,
-            frame=self.frame, time=self.time,
-        )  # fmt: skip
+        return int(hits[0]), actor_id
 
     # -- ray-traced sensors -----------------------------------------------------------------------------
 
