@@ -49,6 +49,7 @@ MODULE_LAYERS: dict[str, str] = {
     "cli_run": "top",
     "cli_record": "top",
     "cli_sensors": "top",
+    "cli_view": "top",
     "compiling": "top",
 }
 

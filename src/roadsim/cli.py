@@ -1,7 +1,7 @@
 """The ``roadsim`` command.
 
 Each command group (``run``, ``replay``/``export``/``info``, ``map``, ``scenario``,
-``sensors``) is one function in `COMMAND_GROUPS` that adds its subparser and sets a
+``sensors``, ``view``) is one function in `COMMAND_GROUPS` that adds its subparser and sets a
 ``handler(args) -> int`` default. A `roadsim.errors.RoadsimError` (a user's mistake: a
 malformed map, a missing file, a damaged recording) is printed as ``roadsim: error:
 <message>`` on stderr with exit code 2 and no traceback; argparse usage errors exit with 2
@@ -24,6 +24,7 @@ from roadsim import __version__
 from roadsim.cli_record import register_recording
 from roadsim.cli_run import register_run, register_scenario
 from roadsim.cli_sensors import register_sensors
+from roadsim.cli_view import register_view
 from roadsim.errors import RoadsimError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -281,6 +282,7 @@ COMMAND_GROUPS: tuple[Callable[[SubParsers], None], ...] = (
     register_map,
     register_scenario,
     register_sensors,
+    register_view,
     register_warmup,
 )
 
