@@ -1,0 +1,213 @@
+// World objects of one model share an InstancedMesh: one draw call for all of them.
+// Instances are packed: removing one moves the last into its place. The capacity doubles
+// when full and halves when a quarter is used, so a pool follows the count both ways.
+import * as THREE from "three";
+import { lerpAngle, writeBoxMatrix } from "./frames";
+
+export const MIN_CAPACITY = 16;
+
+export class InstancedPool {
+  mesh: THREE.InstancedMesh;
+  count = 0;
+  ids: Int32Array; // by instance
+  readonly index = new Map<number, number>(); // id -> instance
+  private prev: Float32Array; // x, y, z, heading per instance (previous frame)
+  private next: Float32Array; // (latest frame)
+  private size: Float32Array; // length, width, height
+  private colors: Float32Array; // r, g, b
+  private moving: Uint8Array;
+
+  constructor(
+    readonly geometry: THREE.BufferGeometry,
+    readonly material: THREE.Material,
+    readonly parent: THREE.Object3D,
+    readonly model: number,
+    capacity = MIN_CAPACITY,
+  ) {
+    this.ids = new Int32Array(capacity);
+    this.prev = new Float32Array(4 * capacity);
+    this.next = new Float32Array(4 * capacity);
+    this.size = new Float32Array(3 * capacity);
+    this.colors = new Float32Array(3 * capacity);
+    this.moving = new Uint8Array(capacity);
+    this.mesh = this.makeMesh(capacity);
+  }
+
+  get capacity(): number {
+    return this.ids.length;
+  }
+
+  private makeMesh(capacity: number): THREE.InstancedMesh {
+    const mesh = new THREE.InstancedMesh(this.geometry, this.material, capacity);
+    mesh.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
+    mesh.instanceColor = new THREE.InstancedBufferAttribute(new Float32Array(3 * capacity), 3);
+    mesh.count = this.count;
+    mesh.frustumCulled = false; // instances spread over the map; the bounds would be stale
+    mesh.userData.model = this.model;
+    mesh.userData.pool = this;
+    mesh.name = `world-model-${this.model}`;
+    this.parent.add(mesh);
+    return mesh;
+  }
+
+  private resize(capacity: number): void {
+    const n = this.count;
+    const grow = <T extends Float32Array | Int32Array | Uint8Array>(a: T, per: number): T => {
+      const b = new (a.constructor as new (n: number) => T)(per * capacity);
+      b.set(a.subarray(0, per * n));
+      return b;
+    };
+    this.ids = grow(this.ids, 1);
+    this.prev = grow(this.prev, 4);
+    this.next = grow(this.next, 4);
+    this.size = grow(this.size, 3);
+    this.colors = grow(this.colors, 3);
+    this.moving = grow(this.moving, 1);
+    this.parent.remove(this.mesh);
+    this.mesh.dispose();
+    this.mesh = this.makeMesh(capacity);
+    this.writeAll(1);
+  }
+
+  has(id: number): boolean {
+    return this.index.has(id);
+  }
+
+  add(id: number, pose: ArrayLike<number>, size: ArrayLike<number>): void {
+    if (this.count === this.capacity) this.resize(2 * this.capacity);
+    const i = this.count++;
+    this.ids[i] = id;
+    this.index.set(id, i);
+    for (let j = 0; j < 4; j++) this.prev[4 * i + j] = this.next[4 * i + j] = pose[j];
+    for (let j = 0; j < 3; j++) this.size[3 * i + j] = size[j];
+    this.moving[i] = 0;
+    this.mesh.count = this.count;
+    this.writeOne(i, 1);
+  }
+
+  /** A new pose for the next frame; the previous one becomes where it is seen now. */
+  move(id: number, pose: ArrayLike<number>, from: number): void {
+    const i = this.index.get(id);
+    if (i === undefined) return;
+    const k = 4 * i;
+    const p = this.prev, q = this.next;
+    if (q[k] === pose[0] && q[k + 1] === pose[1] && q[k + 2] === pose[2] && q[k + 3] === pose[3]) {
+      if (this.moving[i]) {
+        p.set(q.subarray(k, k + 4), k);
+        this.moving[i] = 0;
+        this.writeOne(i, 1);
+      }
+      return;
+    }
+    // Start from the pose shown at `from` (in [0, 1]) so that a late frame does not jump.
+    p[k] = p[k] + (q[k] - p[k]) * from;
+    p[k + 1] = p[k + 1] + (q[k + 1] - p[k + 1]) * from;
+    p[k + 2] = p[k + 2] + (q[k + 2] - p[k + 2]) * from;
+    p[k + 3] = lerpAngle(p[k + 3], q[k + 3], from);
+    q[k] = pose[0];
+    q[k + 1] = pose[1];
+    q[k + 2] = pose[2];
+    q[k + 3] = pose[3];
+    this.moving[i] = 1;
+  }
+
+  /** Puts an object where it is, with no motion to interpolate (after a key frame). */
+  place(id: number, pose: ArrayLike<number>): void {
+    const i = this.index.get(id);
+    if (i === undefined) return;
+    for (let j = 0; j < 4; j++) this.prev[4 * i + j] = this.next[4 * i + j] = pose[j];
+    this.moving[i] = 0;
+    this.writeOne(i, 1);
+  }
+
+  remove(id: number): void {
+    const i = this.index.get(id);
+    if (i === undefined) return;
+    const last = this.count - 1;
+    if (i !== last) {
+      const moved = this.ids[last];
+      this.ids[i] = moved;
+      this.index.set(moved, i);
+      this.prev.copyWithin(4 * i, 4 * last, 4 * last + 4);
+      this.next.copyWithin(4 * i, 4 * last, 4 * last + 4);
+      this.size.copyWithin(3 * i, 3 * last, 3 * last + 3);
+      this.colors.copyWithin(3 * i, 3 * last, 3 * last + 3);
+      this.moving[i] = this.moving[last];
+      this.writeOne(i, 1);
+      this.writeColor(i);
+    }
+    this.index.delete(id);
+    this.count = last;
+    this.mesh.count = this.count;
+    if (this.capacity > MIN_CAPACITY && this.count <= this.capacity / 4) {
+      this.resize(Math.max(MIN_CAPACITY, this.capacity / 2));
+    }
+  }
+
+  setColor(id: number, color: THREE.Color): void {
+    const i = this.index.get(id);
+    if (i === undefined) return;
+    const k = 3 * i;
+    if (this.colors[k] === color.r && this.colors[k + 1] === color.g && this.colors[k + 2] === color.b) return;
+    this.colors[k] = color.r;
+    this.colors[k + 1] = color.g;
+    this.colors[k + 2] = color.b;
+    this.writeColor(i);
+  }
+
+  /** The pose shown at `t` in [0, 1] between the previous frame and the latest. */
+  poseAt(id: number, t: number): [number, number, number, number] | null {
+    const i = this.index.get(id);
+    if (i === undefined) return null;
+    const k = 4 * i, p = this.prev, q = this.next;
+    return [p[k] + (q[k] - p[k]) * t, p[k + 1] + (q[k + 1] - p[k + 1]) * t, p[k + 2] + (q[k + 2] - p[k + 2]) * t, lerpAngle(p[k + 3], q[k + 3], t)];
+  }
+
+  /** Writes the matrices of the moving instances at `t` in [0, 1]. */
+  interpolate(t: number): void {
+    let any = false;
+    for (let i = 0; i < this.count; i++) {
+      if (this.moving[i]) {
+        this.writeOne(i, t);
+        any = true;
+      }
+    }
+    if (any) this.mesh.instanceMatrix.needsUpdate = true;
+  }
+
+  private writeAll(t: number): void {
+    for (let i = 0; i < this.count; i++) {
+      this.writeOne(i, t);
+      this.writeColor(i);
+    }
+  }
+
+  private writeOne(i: number, t: number): void {
+    const k = 4 * i, p = this.prev, q = this.next, s = this.size;
+    writeBoxMatrix(
+      this.mesh.instanceMatrix.array as Float32Array,
+      16 * i,
+      p[k] + (q[k] - p[k]) * t,
+      p[k + 1] + (q[k + 1] - p[k + 1]) * t,
+      p[k + 2] + (q[k + 2] - p[k + 2]) * t,
+      lerpAngle(p[k + 3], q[k + 3], t),
+      s[3 * i],
+      s[3 * i + 1],
+      s[3 * i + 2],
+    );
+    this.mesh.instanceMatrix.needsUpdate = true;
+  }
+
+  private writeColor(i: number): void {
+    const a = this.mesh.instanceColor!.array as Float32Array;
+    a[3 * i] = this.colors[3 * i];
+    a[3 * i + 1] = this.colors[3 * i + 1];
+    a[3 * i + 2] = this.colors[3 * i + 2];
+    this.mesh.instanceColor!.needsUpdate = true;
+  }
+
+  dispose(): void {
+    this.parent.remove(this.mesh);
+    this.mesh.dispose();
+  }
+}
