@@ -5,13 +5,31 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint install clean bench
+.PHONY: run test lint install clean bench web
+
+# The web viewer's bundle, built from web/ with the versions web/package-lock.json pins
+# (npm ci), into the folder roadsim.viewer serves (gitignored).
+WEB := web
+BUNDLE := src/roadsim/viewer/static/index.html
+NODE_MODULES := $(WEB)/node_modules/.package-lock.json
+WEB_SOURCES := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/index.html \
+	$(WEB)/vite.config.ts $(WEB)/tsconfig.json
+
+$(NODE_MODULES): $(WEB)/package.json $(WEB)/package-lock.json
+	@node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<18||(a===18&&b<18)) { console.error("roadsim: the web viewer needs Node.js 18.18 or newer, found " + process.version); process.exit(1) }'
+	cd $(WEB) && npm ci --no-audit --no-fund
+	touch $@
+
+$(BUNDLE): $(NODE_MODULES) $(WEB_SOURCES)
+	cd $(WEB) && npm run build
+
+web: $(BUNDLE)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
+$(STAMP): $(BIN)/python pyproject.toml $(BUNDLE)
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
@@ -22,10 +40,13 @@ install: $(STAMP)
 run: install
 	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim run
 
-test: $(STAMP)
+# The browser tests (tests/viewer) drive Debian's Chromium; ROADSIM_REQUIRE_BROWSER makes a
+# missing browser a failure here instead of a skip.
+test: $(STAMP) web
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
-	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -q
+	cd $(WEB) && npx tsc --noEmit && npx vitest run
+	OPENBLAS_NUM_THREADS=1 ROADSIM_REQUIRE_BROWSER=1 $(BIN)/pytest -q
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,bench]"
@@ -33,4 +54,5 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_sim.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache \
+		$(WEB)/node_modules src/roadsim/viewer/static
