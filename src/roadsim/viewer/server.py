@@ -129,12 +129,13 @@ class ViewerServer:
             raise ArgumentError(f"port: expected a number from 0 to 65535, got {port!r}")
         self.session = session
         static = static_dir()
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
         try:
-            family = socket.AF_INET6 if ":" in host else socket.AF_INET
-            self._socket = socket.socket(family, socket.SOCK_STREAM)
             self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self._socket.bind((host, port))
         except OSError as exc:
+            self._socket.close()
             raise ViewerError(
                 f"cannot serve the viewer on {host}:{port}: {exc.strerror or exc} "
                 "(choose another with --port, or --port 0 for any free one)"
