@@ -167,7 +167,7 @@ export function App() {
           Object.entries(status?.sensors ?? {}).map(([name, active]) => (
             <label key={name} title="switch the sensor on or off in the simulation">
               <input type="checkbox" checked={active} onChange={(e) => send({ cmd: "sensor", name, active: e.target.checked })} />
-              {name}
+              sensor {name} on
             </label>
           ))}
       </div>

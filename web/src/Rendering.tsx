@@ -190,6 +190,7 @@ export function Rendering(props: RenderingProps) {
     s.updater.update(props.egoSensor, props.worldSensor, props.laneSensor, props.keyFrame ?? false, s.alpha);
     s.alpha = 0;
     if (props.keyFrame) s.updater.interpolate(1);
+    (window as unknown as { __roadsim: Record<string, unknown> }).__roadsim.shown = props.worldSensor.frame;
   }, [props.egoSensor, props.worldSensor, props.laneSensor, props.keyFrame]);
 
   // -- overlays: sensor data and scripted paths -------------------------------------------------
