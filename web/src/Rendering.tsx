@@ -74,6 +74,13 @@ interface Stage {
   lastTick: number;
   egoAt: THREE.Vector3 | null; // for the orbit camera: follow the ego's moves
   props: () => RenderingProps; // the latest, for the handlers outside React
+  tickMs: number[]; // main-thread time of each animation frame (interpolate + render calls)
+  updateMs: number[]; // of each scene update
+}
+
+function push(list: number[], value: number): void {
+  list.push(value);
+  if (list.length > FRAME_TIMES) list.shift();
 }
 
 export function Rendering(props: RenderingProps) {
@@ -91,7 +98,6 @@ export function Rendering(props: RenderingProps) {
     div.appendChild(renderer.domElement);
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(COLORS.background);
-    scene.fog = new THREE.Fog(COLORS.background, 600, 1500);
     const camera = new THREE.PerspectiveCamera(55, div.clientWidth / Math.max(div.clientHeight, 1), 0.5, 3000);
     camera.position.set(-30, 25, 30);
     camera.lookAt(0, 0, 0);
@@ -101,7 +107,7 @@ export function Rendering(props: RenderingProps) {
     scene.add(sun);
     const ground = new THREE.Mesh(
       new THREE.PlaneGeometry(20000, 20000).rotateX(-Math.PI / 2).translate(0, -0.05, 0),
-      new THREE.MeshLambertMaterial({ color: COLORS.ground }),
+      new THREE.MeshBasicMaterial({ color: COLORS.ground }), // unlit: flat, and cheap per pixel
     );
     ground.name = "ground";
     scene.add(ground);
@@ -125,6 +131,7 @@ export function Rendering(props: RenderingProps) {
       renderer, scene, camera, controls, updater, overlays, lidar, rays, paths,
       arrival: performance.now(), interval: 50, alpha: 1, pointer: null, pointerPx: [0, 0], pointerMoved: false,
       hovered: null, frameTimes: [], lastTick: 0, egoAt: null, props: () => latest.current,
+      tickMs: [], updateMs: [],
     };
     stage.current = s;
 
@@ -156,11 +163,13 @@ export function Rendering(props: RenderingProps) {
         if (s.frameTimes.length > FRAME_TIMES) s.frameTimes.shift();
       }
       s.lastTick = now;
+      const t0 = performance.now();
       s.alpha = Math.min(1, (now - s.arrival) / s.interval);
       updater.interpolate(s.alpha);
       placeCamera(s, latest.current.cameraMode ?? "follow");
       if (s.pointer && s.pointerMoved) pick(s);
       renderer.render(scene, camera);
+      push(s.tickMs, performance.now() - t0);
     };
     raf = requestAnimationFrame(tick);
     hook(s);
@@ -187,7 +196,9 @@ export function Rendering(props: RenderingProps) {
     s.arrival = now;
     s.updater.models = props.models ?? s.updater.models;
     highlights(s, props);
+    const t0 = performance.now();
     s.updater.update(props.egoSensor, props.worldSensor, props.laneSensor, props.keyFrame ?? false, s.alpha);
+    push(s.updateMs, performance.now() - t0);
     s.alpha = 0;
     if (props.keyFrame) s.updater.interpolate(1);
     (window as unknown as { __roadsim: Record<string, unknown> }).__roadsim.shown = props.worldSensor.frame;
@@ -329,7 +340,13 @@ function hook(s: Stage): void {
     drawCalls: () => s.renderer.info.render.calls,
     triangles: () => s.renderer.info.render.triangles,
     frameTimes: () => [...s.frameTimes],
-    clearFrameTimes: () => (s.frameTimes.length = 0),
+    tickMs: () => [...s.tickMs],
+    updateMs: () => [...s.updateMs],
+    clearFrameTimes: () => {
+      s.frameTimes.length = 0;
+      s.tickMs.length = 0;
+      s.updateMs.length = 0;
+    },
     seedMode: s.updater.seed,
   });
 }

@@ -170,6 +170,7 @@ export class InstancedPool {
       if (this.moving[i]) {
         this.writeOne(i, t);
         any = true;
+        if (t >= 1) this.moving[i] = 0; // arrived: nothing to write until it moves again
       }
     }
     if (any) this.mesh.instanceMatrix.needsUpdate = true;

@@ -63,7 +63,7 @@ export class SceneUpdater {
   private readonly geometries = new Map<number, THREE.BufferGeometry>();
   private readonly objectMaterial: THREE.MeshLambertMaterial;
   private readonly seedMaterials = new Map<string, THREE.MeshLambertMaterial>();
-  private readonly laneMaterial: THREE.MeshLambertMaterial;
+  private readonly laneMaterial: THREE.MeshBasicMaterial;
   private readonly markMaterial: THREE.MeshBasicMaterial;
   private readonly pools = new Map<number, InstancedPool>();
   private readonly poolOf = new Map<number, InstancedPool>(); // id -> its pool
@@ -81,7 +81,9 @@ export class SceneUpdater {
     scene.add(this.lanesGroup, this.worldGroup);
     // Shared materials, made once (the document's "constants for objects").
     this.objectMaterial = new THREE.MeshLambertMaterial({ color: 0xffffff });
-    this.laneMaterial = new THREE.MeshLambertMaterial({ vertexColors: true, side: THREE.DoubleSide });
+    // Roads are unlit (their colours are what a lit road looks like): software WebGL pays
+    // per pixel, and the road covers most of them.
+    this.laneMaterial = new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.DoubleSide });
     this.markMaterial = new THREE.MeshBasicMaterial({
       vertexColors: true,
       side: THREE.DoubleSide,
