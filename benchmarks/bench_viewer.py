@@ -12,8 +12,10 @@ needs the built bundle (``make web``) and Debian's Chromium.
    objects (cars, trucks, boxes) drive circles over the built-in town at 20 Hz through the
    real sink and server into the real page in headless Chromium (software WebGL); the page
    times its animation frames with requestAnimationFrame. Each N runs twice on the same
-   page settings: ``instanced`` (ours) and ``seed`` (the seed document's approach: every
-   lane rebuilt on each update, one mesh per object; ``?renderer=seed``). It prints the
+   page settings: ``ours`` (lanes rebuilt per version; one batch per model, which the page
+   picks on software WebGL), ``ours, instanced`` (one InstancedMesh per model, what a
+   hardware GPU gets; ``?draw=instanced``) and ``seed`` (the seed document's approach:
+   every lane rebuilt on each update, one mesh per object; ``?renderer=seed``). It prints the
    median frame time and fps, and, to show the work was real, the objects in the scene,
    draw calls, lane rebuilds and bytes per frame.
 """
@@ -176,16 +178,18 @@ def page_rate(browser: Any, counts: list[int], seconds: float, viewport: tuple[i
     width, height = viewport
     print(f"page: headless Chromium, software WebGL, {width}x{height} px, antialias {'on' if aa else 'off'},"
           f" objects circling over the town at 20 Hz, {seconds:g} s per run")  # fmt: skip
-    print(f"  {'objects':>7} {'renderer':>9} {'ms/frame':>9} {'fps':>6} {'p90 ms':>7} "
+    print(f"  {'objects':>7} {'renderer (draw)':>26} {'ms/frame':>9} {'fps':>6} {'p90 ms':>7} "
           f"{'in scene':>8} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9}")  # fmt: skip
     for count in counts:
         session = CirclingObjects(count)
         with ViewerServer(session, port=0) as server:
-            for renderer in ("instanced", "seed"):
+            for renderer in ("ours", "ours, instanced", "seed"):
                 page = browser.new_page(viewport={"width": width, "height": height})
                 query = f"?camera=top&aa={'1' if aa else '0'}&pixelRatio=1"
                 if renderer == "seed":
                     query += "&renderer=seed"
+                elif renderer == "ours, instanced":
+                    query += "&draw=instanced"  # what a hardware GPU gets
                 page.goto(server.url + query)
                 page.wait_for_function(
                     f"window.__roadsim && window.__roadsim.objectCount && __roadsim.objectCount() === {count}",
@@ -198,13 +202,13 @@ def page_rate(browser: Any, counts: list[int], seconds: float, viewport: tuple[i
                 r = page.evaluate(
                     "({ft: __roadsim.frameTimes(), n: __roadsim.objectCount(), calls: __roadsim.drawCalls(),"
                     " builds: __roadsim.laneBuilds(), bytes: __roadsim.bytes, tick: __roadsim.tickMs(),"
-                    " update: __roadsim.updateMs()})"
+                    " update: __roadsim.updateMs(), draw: __roadsim.seedMode ? 'mesh each' : __roadsim.draw})"
                 )
                 ft = sorted(r["ft"])
                 median = statistics.median(ft)
                 p90 = ft[int(0.9 * (len(ft) - 1))]
                 print(
-                    f"  {count:7d} {renderer:>9} {median:9.1f} {1000 / median:6.1f} {p90:7.1f} "
+                    f"  {count:7d} {renderer + ' (' + r['draw'] + ')':>26} {median:9.1f} {1000 / median:6.1f} {p90:7.1f} "
                     f"{r['n']:8d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
                     f" {statistics.median(r['tick']):8.1f} {statistics.median(r['update'] or [0]):9.1f}"
                 )

@@ -94,6 +94,7 @@ export function App() {
         cameraMode={cameraMode}
         overlays={overlays}
         seedMode={seedMode}
+        draw={(params.get("draw") as "instanced" | "batched" | null) ?? undefined}
         antialias={params.get("aa") !== "0"}
         pixelRatio={params.has("pixelRatio") ? Number(params.get("pixelRatio")) : undefined}
         onHover={setHover}

@@ -6,6 +6,7 @@ import { useEffect, useRef } from "react";
 import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 import type { EgoSensor, LaneSensor, Sensors } from "./protocol";
+import type { DrawKind } from "./scene/draws";
 import { toThree } from "./scene/frames";
 import { COLORS, SceneUpdater } from "./scene/updater";
 import type { WorldSensor } from "./world";
@@ -43,6 +44,8 @@ export interface RenderingProps {
   antialias?: boolean;
   /** Canvas pixels per CSS pixel (default: the screen's, at most 2). */
   pixelRatio?: number;
+  /** How objects of one model are drawn (default: batched on software WebGL, else instanced). */
+  draw?: DrawKind;
   /** Render as the seed document does (the benchmark's reference). */
   seedMode?: boolean;
   onHover?: (info: HoverInfo | null) => void;
@@ -111,7 +114,7 @@ export function Rendering(props: RenderingProps) {
     );
     ground.name = "ground";
     scene.add(ground);
-    const updater = new SceneUpdater(scene, { seed: props.seedMode });
+    const updater = new SceneUpdater(scene, { seed: props.seedMode, draw: props.draw ?? drawFor(renderer) });
     const controls = new OrbitControls(camera, renderer.domElement);
     controls.enableDamping = false;
     controls.maxPolarAngle = Math.PI / 2 - 0.02;
@@ -184,7 +187,7 @@ export function Rendering(props: RenderingProps) {
       div.removeChild(renderer.domElement);
       stage.current = null;
     };
-  }, [props.seedMode, props.antialias, props.pixelRatio]);
+  }, [props.seedMode, props.antialias, props.pixelRatio, props.draw]);
 
   // -- new props: update the scene ------------------------------------------------------------
   useEffect(() => {
@@ -245,6 +248,14 @@ export function Rendering(props: RenderingProps) {
   return <div ref={host} className="rendering" data-testid="rendering" />;
 }
 
+/** Batched on a software renderer (per-instance costs dominate there), else instanced. */
+function drawFor(renderer: THREE.WebGLRenderer): DrawKind {
+  const gl = renderer.getContext();
+  const info = gl.getExtension("WEBGL_debug_renderer_info");
+  const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+  return /swiftshader|llvmpipe|softpipe|software/i.test(name) ? "batched" : "instanced";
+}
+
 /** World points (x, y, z minus origin) as a three.js position attribute. */
 function threeAttribute(points: Float32Array, lift = 0): THREE.BufferAttribute {
   const out = new Float32Array(points.length);
@@ -289,8 +300,7 @@ const raycaster = new THREE.Raycaster();
 function pick(s: Stage): void {
   s.pointerMoved = false;
   raycaster.setFromCamera(s.pointer!, s.camera);
-  const targets: THREE.Object3D[] = [...s.updater.worldGroup.children];
-  if (s.updater.ego) targets.push(s.updater.ego);
+  const targets = s.updater.pickTargets();
   const hit = raycaster.intersectObjects(targets, false)[0];
   const id = hit ? (hit.object === s.updater.ego ? (s.updater.ego.userData.id as number) : s.updater.idOf(hit)) : null;
   setHover(s, id);
@@ -348,6 +358,7 @@ function hook(s: Stage): void {
       s.updateMs.length = 0;
     },
     seedMode: s.updater.seed,
+    draw: s.updater.draw,
   });
 }
 

@@ -2,6 +2,7 @@
 import * as THREE from "three";
 import { describe, expect, it } from "vitest";
 import type { EgoSensor, LaneSensor, WorldDelta } from "../src/protocol";
+import type { DrawKind } from "../src/scene/draws";
 import { MIN_CAPACITY } from "../src/scene/instances";
 import { SceneUpdater } from "../src/scene/updater";
 import { WorldStore } from "../src/world";
@@ -60,9 +61,9 @@ function lanes(version: number): LaneSensor {
   };
 }
 
-function setup(seed = false) {
+function setup(seed = false, draw: DrawKind = "instanced") {
   const scene = new THREE.Scene();
-  const updater = new SceneUpdater(scene, { seed });
+  const updater = new SceneUpdater(scene, { seed, draw });
   updater.models = MODELS;
   const store = new WorldStore();
   let frame = 0;
@@ -74,13 +75,6 @@ function setup(seed = false) {
   return { scene, updater, store, apply };
 }
 
-const instanced = (scene: THREE.Scene) => {
-  const out: THREE.InstancedMesh[] = [];
-  scene.traverse((o) => {
-    if (o instanceof THREE.InstancedMesh) out.push(o);
-  });
-  return out;
-};
 
 describe("SceneUpdater", () => {
   it("creates, updates and removes world objects by id", () => {
@@ -125,32 +119,34 @@ describe("SceneUpdater", () => {
     expect(updater.objectIds()).toEqual([2]);
   });
 
-  it("shares one instanced mesh per model, growing and shrinking with the count", () => {
-    const { updater, apply, scene } = setup();
-    const many = Array.from({ length: 1000 }, (_, i) => ({ id: i + 1, model: i % 2 }));
+  it.each(["instanced", "batched"] as DrawKind[])("shares one %s mesh per model, growing and shrinking with the count", (draw) => {
+    const { updater, apply, scene } = setup(false, draw);
+    // boxes and cones: shapes centred on their pose, so the mean of a batch's vertices is the pose
+    const many = Array.from({ length: 1000 }, (_, i) => ({ id: i + 1, model: 3 + (i % 2) }));
     apply(delta(many), null, true);
-    expect(instanced(scene)).toHaveLength(2);
+    const meshes = () => scene.getObjectByName("world")!.children as THREE.Mesh[];
+    expect(meshes()).toHaveLength(2);
+    expect(meshes().every((m) => (m instanceof THREE.InstancedMesh) === (draw === "instanced"))).toBe(true);
     for (const stats of updater.poolStats()) {
       expect(stats.count).toBe(500);
       expect(stats.capacity).toBe(512);
     }
     // Remove all but 10 of model 0: the pool shrinks, the survivors keep their poses.
-    const gone = many.filter((o) => o.model === 0).slice(10).map((o) => o.id);
+    const gone = many.filter((o) => o.model === 3).slice(10).map((o) => o.id);
     apply(delta([], gone));
-    const car = updater.poolStats().find((s) => s.model === 0)!;
+    const car = updater.poolStats().find((s) => s.model === 3)!;
     expect(car.count).toBe(10);
     expect(car.capacity).toBeLessThanOrEqual(4 * Math.max(10, MIN_CAPACITY));
     expect(updater.objectCount).toBe(510);
-    for (const id of updater.objectIds()) expect(updater.objectPose(id, 1)![0]).toBeCloseTo(id);
-    const mesh = instanced(scene).find((m) => m.userData.model === 0)!;
-    expect(mesh.count).toBe(10);
-    // Every instance's matrix holds the pose of the object the pool says is there.
-    const pool = mesh.userData.pool;
-    const m = new THREE.Matrix4();
-    for (let i = 0; i < mesh.count; i++) {
-      mesh.getMatrixAt(i, m);
-      expect(m.elements[12]).toBeCloseTo(pool.ids[i]);
+    for (const id of updater.objectIds()) {
+      expect(updater.objectPose(id, 1)![0]).toBeCloseTo(id);
+      // drawn where the feed put it: world x is three.js x, world y is three.js -z
+      expect(updater.drawnAt(id)!.x).toBeCloseTo(id, 4);
+      expect(updater.drawnAt(id)!.z).toBeCloseTo(0, 4);
     }
+    const mesh = meshes().find((m) => m.userData.model === 3)!;
+    if (mesh instanceof THREE.InstancedMesh) expect(mesh.count).toBe(10);
+    else expect(mesh.geometry.drawRange.count).toBe(10 * (mesh.geometry.index!.count / car.capacity));
   });
 
   it("moves an object whose model changed to the other model's mesh", () => {

@@ -1,13 +1,15 @@
-// World objects of one model share an InstancedMesh: one draw call for all of them.
+// World objects of one model share one mesh: one draw call for all of them (an
+// InstancedMesh, or a batch placed on the CPU where WebGL is software: ./draws.ts).
 // Instances are packed: removing one moves the last into its place. The capacity doubles
 // when full and halves when a quarter is used, so a pool follows the count both ways.
 import * as THREE from "three";
-import { lerpAngle, writeBoxMatrix } from "./frames";
+import { BatchDraw, InstancedDraw, type DrawKind, type PoolDraw } from "./draws";
+import { lerpAngle } from "./frames";
 
 export const MIN_CAPACITY = 16;
 
 export class InstancedPool {
-  mesh: THREE.InstancedMesh;
+  draw: PoolDraw;
   count = 0;
   ids: Int32Array; // by instance
   readonly index = new Map<number, number>(); // id -> instance
@@ -22,6 +24,7 @@ export class InstancedPool {
     readonly material: THREE.Material,
     readonly parent: THREE.Object3D,
     readonly model: number,
+    readonly kind: DrawKind = "instanced",
     capacity = MIN_CAPACITY,
   ) {
     this.ids = new Int32Array(capacity);
@@ -30,24 +33,30 @@ export class InstancedPool {
     this.size = new Float32Array(3 * capacity);
     this.colors = new Float32Array(3 * capacity);
     this.moving = new Uint8Array(capacity);
-    this.mesh = this.makeMesh(capacity);
+    this.draw = this.makeDraw(capacity);
+  }
+
+  /** The scene object that draws the pool. */
+  get mesh(): THREE.Mesh {
+    return this.draw.object;
   }
 
   get capacity(): number {
     return this.ids.length;
   }
 
-  private makeMesh(capacity: number): THREE.InstancedMesh {
-    const mesh = new THREE.InstancedMesh(this.geometry, this.material, capacity);
-    mesh.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
-    mesh.instanceColor = new THREE.InstancedBufferAttribute(new Float32Array(3 * capacity), 3);
-    mesh.count = this.count;
-    mesh.frustumCulled = false; // instances spread over the map; the bounds would be stale
+  private makeDraw(capacity: number): PoolDraw {
+    const draw =
+      this.kind === "batched"
+        ? new BatchDraw(this.geometry, this.material, capacity)
+        : new InstancedDraw(this.geometry, this.material, capacity);
+    draw.setCount(this.count);
+    const mesh = draw.object;
     mesh.userData.model = this.model;
     mesh.userData.pool = this;
     mesh.name = `world-model-${this.model}`;
     this.parent.add(mesh);
-    return mesh;
+    return draw;
   }
 
   private resize(capacity: number): void {
@@ -63,9 +72,9 @@ export class InstancedPool {
     this.size = grow(this.size, 3);
     this.colors = grow(this.colors, 3);
     this.moving = grow(this.moving, 1);
-    this.parent.remove(this.mesh);
-    this.mesh.dispose();
-    this.mesh = this.makeMesh(capacity);
+    this.parent.remove(this.draw.object);
+    this.draw.dispose();
+    this.draw = this.makeDraw(capacity);
     this.writeAll(1);
   }
 
@@ -81,7 +90,7 @@ export class InstancedPool {
     for (let j = 0; j < 4; j++) this.prev[4 * i + j] = this.next[4 * i + j] = pose[j];
     for (let j = 0; j < 3; j++) this.size[3 * i + j] = size[j];
     this.moving[i] = 0;
-    this.mesh.count = this.count;
+    this.draw.setCount(this.count);
     this.writeOne(i, 1);
   }
 
@@ -138,7 +147,7 @@ export class InstancedPool {
     }
     this.index.delete(id);
     this.count = last;
-    this.mesh.count = this.count;
+    this.draw.setCount(this.count);
     if (this.capacity > MIN_CAPACITY && this.count <= this.capacity / 4) {
       this.resize(Math.max(MIN_CAPACITY, this.capacity / 2));
     }
@@ -165,15 +174,12 @@ export class InstancedPool {
 
   /** Writes the matrices of the moving instances at `t` in [0, 1]. */
   interpolate(t: number): void {
-    let any = false;
     for (let i = 0; i < this.count; i++) {
       if (this.moving[i]) {
         this.writeOne(i, t);
-        any = true;
         if (t >= 1) this.moving[i] = 0; // arrived: nothing to write until it moves again
       }
     }
-    if (any) this.mesh.instanceMatrix.needsUpdate = true;
   }
 
   private writeAll(t: number): void {
@@ -185,9 +191,8 @@ export class InstancedPool {
 
   private writeOne(i: number, t: number): void {
     const k = 4 * i, p = this.prev, q = this.next, s = this.size;
-    writeBoxMatrix(
-      this.mesh.instanceMatrix.array as Float32Array,
-      16 * i,
+    this.draw.writePose(
+      i,
       p[k] + (q[k] - p[k]) * t,
       p[k + 1] + (q[k + 1] - p[k + 1]) * t,
       p[k + 2] + (q[k + 2] - p[k + 2]) * t,
@@ -196,19 +201,14 @@ export class InstancedPool {
       s[3 * i + 1],
       s[3 * i + 2],
     );
-    this.mesh.instanceMatrix.needsUpdate = true;
   }
 
   private writeColor(i: number): void {
-    const a = this.mesh.instanceColor!.array as Float32Array;
-    a[3 * i] = this.colors[3 * i];
-    a[3 * i + 1] = this.colors[3 * i + 1];
-    a[3 * i + 2] = this.colors[3 * i + 2];
-    this.mesh.instanceColor!.needsUpdate = true;
+    this.draw.writeColor(i, this.colors[3 * i], this.colors[3 * i + 1], this.colors[3 * i + 2]);
   }
 
   dispose(): void {
-    this.parent.remove(this.mesh);
-    this.mesh.dispose();
+    this.parent.remove(this.draw.object);
+    this.draw.dispose();
   }
 }

@@ -11,6 +11,7 @@ import { mergeGeometries } from "three/examples/jsm/utils/BufferGeometryUtils.js
 import type { EgoSensor, LaneSensor } from "../protocol";
 import type { WorldObject, WorldSensor } from "../world";
 import { lerpAngle, writeBoxMatrix } from "./frames";
+import type { DrawKind } from "./draws";
 import { InstancedPool } from "./instances";
 import { laneStrips, markStrips, stripGeometry } from "./lanes";
 
@@ -45,6 +46,8 @@ function modelGeometry(name: string): THREE.BufferGeometry {
 export interface UpdaterOptions {
   /** Do as the seed document does (the benchmark's reference). */
   seed?: boolean;
+  /** How a model's objects are drawn in one call (default: instanced; ./draws.ts). */
+  draw?: DrawKind;
 }
 
 export class SceneUpdater {
@@ -52,6 +55,7 @@ export class SceneUpdater {
   readonly lanesGroup = new THREE.Group();
   readonly worldGroup = new THREE.Group();
   readonly seed: boolean;
+  readonly draw: DrawKind;
   ego: THREE.Mesh | null = null;
   egoCreations = 0;
   laneBuilds = 0;
@@ -61,7 +65,7 @@ export class SceneUpdater {
   highlight = new Map<number, THREE.Color>();
 
   private readonly geometries = new Map<number, THREE.BufferGeometry>();
-  private readonly objectMaterial: THREE.MeshLambertMaterial;
+  private readonly objectMaterial: THREE.Material;
   private readonly seedMaterials = new Map<string, THREE.MeshLambertMaterial>();
   private readonly laneMaterial: THREE.MeshBasicMaterial;
   private readonly markMaterial: THREE.MeshBasicMaterial;
@@ -76,11 +80,16 @@ export class SceneUpdater {
   constructor(scene: THREE.Scene, options: UpdaterOptions = {}) {
     this.scene = scene;
     this.seed = options.seed ?? false;
+    this.draw = options.draw ?? "instanced";
     this.lanesGroup.name = "lanes";
     this.worldGroup.name = "world";
     scene.add(this.lanesGroup, this.worldGroup);
     // Shared materials, made once (the document's "constants for objects").
-    this.objectMaterial = new THREE.MeshLambertMaterial({ color: 0xffffff });
+    // A batch carries its light in its vertex colours (./draws.ts): unlit.
+    this.objectMaterial =
+      this.draw === "batched"
+        ? new THREE.MeshBasicMaterial({ vertexColors: true })
+        : new THREE.MeshLambertMaterial({ color: 0xffffff });
     // Roads are unlit (their colours are what a lit road looks like): software WebGL pays
     // per pixel, and the road covers most of them.
     this.laneMaterial = new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.DoubleSide });
@@ -194,7 +203,7 @@ export class SceneUpdater {
   private pool(model: number): InstancedPool {
     let pool = this.pools.get(model);
     if (!pool) {
-      pool = new InstancedPool(this.geometry(model), this.objectMaterial, this.worldGroup, model);
+      pool = new InstancedPool(this.geometry(model), this.objectMaterial, this.worldGroup, model, this.draw);
       this.pools.set(model, pool);
     }
     return pool;
@@ -281,7 +290,8 @@ export class SceneUpdater {
   /** The id of the object an intersection hit (instance or mesh), or null. */
   idOf(hit: THREE.Intersection): number | null {
     const pool = hit.object.userData.pool as InstancedPool | undefined;
-    if (pool && hit.instanceId !== undefined) return pool.ids[hit.instanceId];
+    const slot = pool?.draw.slotOf(hit);
+    if (pool && slot !== undefined) return pool.ids[slot];
     const id = hit.object.userData.id;
     return typeof id === "number" ? id : null;
   }
@@ -294,6 +304,21 @@ export class SceneUpdater {
 
   get objectCount(): number {
     return this.seed ? this.meshes.size : this.poolOf.size;
+  }
+
+  /** The scene objects to raycast for hovering, their bounds current. */
+  pickTargets(): THREE.Object3D[] {
+    for (const pool of this.pools.values()) pool.draw.prepareRaycast();
+    const out: THREE.Object3D[] = [...this.worldGroup.children];
+    if (this.ego) out.push(this.ego);
+    return out;
+  }
+
+  /** Where the pool draws object `id` (three.js frame), for tests. */
+  drawnAt(id: number): THREE.Vector3 | null {
+    const pool = this.poolOf.get(id);
+    const i = pool?.index.get(id);
+    return pool && i !== undefined ? pool.draw.centreOf(i) : null;
   }
 
   /** Pools by model: count and capacity (for tests and the benchmark). */
