@@ -93,4 +93,7 @@ def _view(args: argparse.Namespace) -> int:
     if error is not None:
         print(f"roadsim: error: the simulation stopped: {error}", file=sys.stderr)
         return 1
+    if server.error is not None:
+        print(f"roadsim: error: the viewer's server stopped: {server.error}", file=sys.stderr)
+        return 1
     return 0

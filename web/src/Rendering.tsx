@@ -159,6 +159,8 @@ export function Rendering(props: RenderingProps) {
     renderer.domElement.addEventListener("pointerleave", leave);
 
     let raf = 0;
+    const frustum = new THREE.Frustum();
+    const view = new THREE.Matrix4();
     const tick = (now: number) => {
       raf = requestAnimationFrame(tick);
       if (s.lastTick) {
@@ -168,8 +170,10 @@ export function Rendering(props: RenderingProps) {
       s.lastTick = now;
       const t0 = performance.now();
       s.alpha = Math.min(1, (now - s.arrival) / s.interval);
-      updater.interpolate(s.alpha);
       placeCamera(s, latest.current.cameraMode ?? "follow");
+      camera.updateMatrixWorld();
+      frustum.setFromProjectionMatrix(view.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse));
+      updater.interpolate(s.alpha, frustum);
       if (s.pointer && s.pointerMoved) pick(s);
       renderer.render(scene, camera);
       push(s.tickMs, performance.now() - t0);
@@ -343,6 +347,7 @@ function hook(s: Stage): void {
   w.__roadsim = Object.assign(w.__roadsim ?? {}, {
     objectIds: () => s.updater.objectIds(),
     objectCount: () => s.updater.objectCount,
+    drawnCount: () => s.updater.drawnCount,
     egoCreations: () => s.updater.egoCreations,
     laneBuilds: () => s.updater.laneBuilds,
     laneVersion: () => s.updater.laneVersion,

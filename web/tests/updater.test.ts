@@ -157,4 +157,24 @@ describe("SceneUpdater", () => {
     expect(updater.poolStats().find((s) => s.model === 2)!.count).toBe(1);
     expect(updater.poolStats().find((s) => s.model === 0)!.count).toBe(0);
   });
+
+  it("a batched pool given a camera's frustum draws only the objects in view", () => {
+    const { updater, apply } = setup(false, "batched");
+    apply(delta(Array.from({ length: 100 }, (_, i) => ({ id: i + 1, model: 3, x: 10 * i }))), null, true);
+    // A camera at x = 0 looking along +x (three.js), seeing 40 m: the first few boxes.
+    const camera = new THREE.PerspectiveCamera(60, 1, 0.5, 40);
+    camera.position.set(-1, 1, 0);
+    camera.lookAt(10, 1, 0);
+    camera.updateMatrixWorld();
+    const frustum = new THREE.Frustum().setFromProjectionMatrix(
+      new THREE.Matrix4().multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse),
+    );
+    updater.interpolate(1, frustum);
+    expect(updater.drawnCount).toBe(5); // x = 0 to 40 (the box at 40 reaches into the 41 m)
+    const pool = (updater.scene.getObjectByName("world")!.children[0] as THREE.Mesh).userData.pool;
+    expect([0, 1, 2, 3, 4].map((slot) => pool.idAtSlot(slot))).toEqual([1, 2, 3, 4, 5]);
+    updater.interpolate(1); // no frustum: every object again
+    expect(updater.drawnCount).toBe(100);
+    expect(updater.drawnAt(100)!.x).toBeCloseTo(990, 3);
+  });
 });

@@ -147,6 +147,8 @@ class ViewerServer:
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
+        #: What stopped the server, if it stopped on its own.
+        self.error: Exception | None = None
 
     @property
     def url(self) -> str:
@@ -156,16 +158,22 @@ class ViewerServer:
     def start(self) -> ViewerServer:
         """Starts the session and serves on a thread; returns once the port accepts."""
         self.session.start()
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True,
-            name="roadsim-viewer-http",
-        )  # fmt: skip
+        self._thread = threading.Thread(target=self._serve, daemon=True, name="roadsim-viewer-http")
         self._thread.start()
         while not self._server.started:
             if not self._thread.is_alive():
                 raise ViewerError(f"the viewer's server on {self.url} stopped as it started")
             threading.Event().wait(0.01)
         return self
+
+    def _serve(self) -> None:
+        try:
+            self._server.run(sockets=[self._socket])
+        except Exception as exc:
+            # Uvicorn's WebSocket shutdown can race a page that is closing its socket
+            # (websockets' InvalidState): harmless once told to exit, kept otherwise.
+            if not self._server.should_exit:
+                self.error = exc
 
     def wait(self) -> None:
         """Blocks until the server stops (Ctrl-C in the main thread ends the wait)."""

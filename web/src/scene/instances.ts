@@ -18,6 +18,8 @@ export class InstancedPool {
   private size: Float32Array; // length, width, height
   private colors: Float32Array; // r, g, b
   private moving: Uint8Array;
+  private slots = new Int32Array(0); // batched and culled: the instance drawn in each slot
+  private culled = false; // whether the last frame drew the visible instances only
 
   constructor(
     readonly geometry: THREE.BufferGeometry,
@@ -172,14 +174,59 @@ export class InstancedPool {
     return [p[k] + (q[k] - p[k]) * t, p[k + 1] + (q[k + 1] - p[k + 1]) * t, p[k + 2] + (q[k + 2] - p[k + 2]) * t, lerpAngle(p[k + 3], q[k + 3], t)];
   }
 
-  /** Writes the matrices of the moving instances at `t` in [0, 1]. */
-  interpolate(t: number): void {
-    for (let i = 0; i < this.count; i++) {
-      if (this.moving[i]) {
-        this.writeOne(i, t);
-        if (t >= 1) this.moving[i] = 0; // arrived: nothing to write until it moves again
+  /**
+   * Moves the instances to `t` in [0, 1] between the previous frame and the latest.
+   *
+   * With `visible` (a test of a bounding sphere in three.js' frame), a batched pool draws
+   * only the instances that pass it, packed into its first slots: software WebGL then
+   * places, uploads and draws the objects in view, not all of them. Otherwise only the
+   * moving instances are written.
+   */
+  interpolate(t: number, visible?: (x: number, y: number, z: number, r: number) => boolean): void {
+    if (this.kind !== "batched" || !visible) {
+      if (this.culled) this.writeAll(t); // back to one slot per instance
+      this.culled = false;
+      this.draw.setCount(this.count);
+      for (let i = 0; i < this.count; i++) {
+        if (this.moving[i]) {
+          this.writeOne(i, t);
+          if (t >= 1) this.moving[i] = 0; // arrived: nothing to write until it moves again
+        }
       }
+      return;
     }
+    if (this.slots.length < this.capacity) this.slots = new Int32Array(this.capacity);
+    const p = this.prev, q = this.next, s = this.size, c = this.colors;
+    let j = 0;
+    for (let i = 0; i < this.count; i++) {
+      const k = 4 * i;
+      const x = p[k] + (q[k] - p[k]) * t;
+      const y = p[k + 1] + (q[k + 1] - p[k + 1]) * t;
+      const z = p[k + 2] + (q[k + 2] - p[k + 2]) * t;
+      const l = s[3 * i], w = s[3 * i + 1], h = s[3 * i + 2];
+      if (!visible(x, z + 0.5 * h, -y, 0.5 * Math.hypot(l, w, h))) continue;
+      this.draw.writePose(j, x, y, z, lerpAngle(p[k + 3], q[k + 3], t), l, w, h);
+      this.draw.writeColor(j, c[3 * i], c[3 * i + 1], c[3 * i + 2]);
+      this.slots[j++] = i;
+    }
+    this.draw.setCount(j);
+    this.culled = true;
+  }
+
+  /** The id drawn in a slot of the draw (see `interpolate`). */
+  idAtSlot(slot: number): number {
+    return this.ids[this.culled ? this.slots[slot] : slot];
+  }
+
+  /** Instances drawn in the last frame. */
+  get drawn(): number {
+    return this.culled ? this.drawnCount() : this.count;
+  }
+
+  private drawnCount(): number {
+    const g = this.draw.object.geometry;
+    const perObject = g.index ? g.index.count / this.capacity : 1;
+    return Math.round(g.drawRange.count / perObject);
   }
 
   private writeAll(t: number): void {

@@ -76,6 +76,8 @@ export class SceneUpdater {
   private egoPrev: number[] = [0, 0, 0, 0];
   private egoNext: number[] = [0, 0, 0, 0];
   private readonly color = new THREE.Color();
+  private readonly sphere = new THREE.Sphere();
+  private readonly centre = new THREE.Vector3();
 
   constructor(scene: THREE.Scene, options: UpdaterOptions = {}) {
     this.scene = scene;
@@ -266,10 +268,16 @@ export class SceneUpdater {
     }
   }
 
-  /** Moves everything to `t` in [0, 1] between the previous frame and the latest. */
-  interpolate(t: number): void {
+  /**
+   * Moves everything to `t` in [0, 1] between the previous frame and the latest; with a
+   * camera's frustum, batched pools draw only the objects in it.
+   */
+  interpolate(t: number, frustum?: THREE.Frustum): void {
     this.placeEgo(t);
-    for (const pool of this.pools.values()) pool.interpolate(t);
+    const visible = frustum
+      ? (x: number, y: number, z: number, r: number) => frustum.intersectsSphere(this.sphere.set(this.centre.set(x, y, z), r))
+      : undefined;
+    for (const pool of this.pools.values()) pool.interpolate(t, visible);
     for (const [id, mesh] of this.meshes) {
       const s = this.seedPoses.get(id)!;
       const p = lerpPose(s.prev, s.next, t);
@@ -291,7 +299,7 @@ export class SceneUpdater {
   idOf(hit: THREE.Intersection): number | null {
     const pool = hit.object.userData.pool as InstancedPool | undefined;
     const slot = pool?.draw.slotOf(hit);
-    if (pool && slot !== undefined) return pool.ids[slot];
+    if (pool && slot !== undefined) return pool.idAtSlot(slot);
     const id = hit.object.userData.id;
     return typeof id === "number" ? id : null;
   }
@@ -321,9 +329,14 @@ export class SceneUpdater {
     return pool && i !== undefined ? pool.draw.centreOf(i) : null;
   }
 
-  /** Pools by model: count and capacity (for tests and the benchmark). */
-  poolStats(): { model: number; count: number; capacity: number }[] {
-    return [...this.pools.values()].map((p) => ({ model: p.model, count: p.count, capacity: p.capacity }));
+  /** Pools by model: count, capacity and the instances drawn last frame (tests, benchmark). */
+  poolStats(): { model: number; count: number; capacity: number; drawn: number }[] {
+    return [...this.pools.values()].map((p) => ({ model: p.model, count: p.count, capacity: p.capacity, drawn: p.drawn }));
+  }
+
+  /** World objects drawn in the last frame (those in view, where culled). */
+  get drawnCount(): number {
+    return this.seed ? this.meshes.size : [...this.pools.values()].reduce((n, p) => n + p.drawn, 0);
   }
 
   dispose(): void {
