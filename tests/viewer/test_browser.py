@@ -89,6 +89,10 @@ def test_live_scene_matches_the_world_state_frame_by_frame(page: Any) -> None:
         wait_for_frame(page, 0)
         assert scene_ids(page) == world_ids(sim)
         assert 1 in scene_ids(page)  # the pedestrian, for now
+        page.wait_for_timeout(300)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "viewer-crossing-frame0.png"))
+        check_picture(ARTIFACTS / "viewer-crossing-frame0.png")  # the key frame draws roads
         assert page.evaluate("window.__roadsim.egoCreations()") == 1
         for _ in range(3):  # the page's step button ticks the simulation once
             frame = sim.frame

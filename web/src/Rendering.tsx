@@ -113,6 +113,10 @@ export function Rendering(props: RenderingProps) {
       new THREE.MeshBasicMaterial({ color: COLORS.ground }), // unlit: flat, and cheap per pixel
     );
     ground.name = "ground";
+    // Drawn first and behind everything: across a 20 km plane the depth of two large
+    // triangles is too coarse to keep it under roads 5 cm above (they flickered away).
+    ground.renderOrder = -1;
+    (ground.material as THREE.Material).depthWrite = false;
     scene.add(ground);
     const updater = new SceneUpdater(scene, { seed: props.seedMode, draw: props.draw ?? drawFor(renderer) });
     const controls = new OrbitControls(camera, renderer.domElement);
