@@ -173,8 +173,17 @@ describe("SceneUpdater", () => {
     expect(updater.drawnCount).toBe(5); // x = 0 to 40 (the box at 40 reaches into the 41 m)
     const pool = (updater.scene.getObjectByName("world")!.children[0] as THREE.Mesh).userData.pool;
     expect([0, 1, 2, 3, 4].map((slot) => pool.idAtSlot(slot))).toEqual([1, 2, 3, 4, 5]);
+    // A colour change and a removal while culled show in the next culled frame.
+    updater.highlight.set(3, new THREE.Color(1, 0, 0));
+    apply(delta([], [2]));
+    updater.interpolate(1, frustum);
+    expect([0, 1, 2, 3].map((slot) => pool.idAtSlot(slot))).toEqual([1, 3, 4, 5]);
+    const colors = pool.mesh.geometry.getAttribute("color");
+    const perObject = colors.count / pool.capacity;
+    const red = (slot: number) => colors.getX(slot * perObject) > 0.5 && colors.getY(slot * perObject) < 0.1;
+    expect([0, 1, 2, 3].map(red)).toEqual([false, true, false, false]);
     updater.interpolate(1); // no frustum: every object again
-    expect(updater.drawnCount).toBe(100);
+    expect(updater.drawnCount).toBe(99);
     expect(updater.drawnAt(100)!.x).toBeCloseTo(990, 3);
   });
 });

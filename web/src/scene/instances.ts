@@ -19,6 +19,7 @@ export class InstancedPool {
   private colors: Float32Array; // r, g, b
   private moving: Uint8Array;
   private slots = new Int32Array(0); // batched and culled: the instance drawn in each slot
+  private recoloured = new Uint8Array(0); // batched and culled: colour changed since drawn
   private culled = false; // whether the last frame drew the visible instances only
 
   constructor(
@@ -77,6 +78,7 @@ export class InstancedPool {
     this.parent.remove(this.draw.object);
     this.draw.dispose();
     this.draw = this.makeDraw(capacity);
+    this.culled = false; // new buffers: one slot per instance until the next culled frame
     this.writeAll(1);
   }
 
@@ -92,6 +94,7 @@ export class InstancedPool {
     for (let j = 0; j < 4; j++) this.prev[4 * i + j] = this.next[4 * i + j] = pose[j];
     for (let j = 0; j < 3; j++) this.size[3 * i + j] = size[j];
     this.moving[i] = 0;
+    if (i < this.recoloured.length) this.recoloured[i] = 1;
     this.draw.setCount(this.count);
     this.writeOne(i, 1);
   }
@@ -146,6 +149,7 @@ export class InstancedPool {
       this.moving[i] = this.moving[last];
       this.writeOne(i, 1);
       this.writeColor(i);
+      if (i < this.recoloured.length) this.recoloured[i] = 1;
     }
     this.index.delete(id);
     this.count = last;
@@ -164,6 +168,7 @@ export class InstancedPool {
     this.colors[k + 1] = color.g;
     this.colors[k + 2] = color.b;
     this.writeColor(i);
+    if (i < this.recoloured.length) this.recoloured[i] = 1;
   }
 
   /** The pose shown at `t` in [0, 1] between the previous frame and the latest. */
@@ -184,8 +189,10 @@ export class InstancedPool {
    */
   interpolate(t: number, visible?: (x: number, y: number, z: number, r: number) => boolean): void {
     if (this.kind !== "batched" || !visible) {
-      if (this.culled) this.writeAll(t); // back to one slot per instance
-      this.culled = false;
+      if (this.culled) {
+        this.culled = false;
+        this.writeAll(t); // back to one slot per instance
+      }
       this.draw.setCount(this.count);
       for (let i = 0; i < this.count; i++) {
         if (this.moving[i]) {
@@ -195,7 +202,11 @@ export class InstancedPool {
       }
       return;
     }
-    if (this.slots.length < this.capacity) this.slots = new Int32Array(this.capacity);
+    if (this.slots.length !== this.capacity) {
+      this.slots = new Int32Array(this.capacity).fill(-1);
+      this.recoloured = new Uint8Array(this.capacity);
+      this.culled = false;
+    }
     const p = this.prev, q = this.next, s = this.size, c = this.colors;
     let j = 0;
     for (let i = 0; i < this.count; i++) {
@@ -206,7 +217,11 @@ export class InstancedPool {
       const l = s[3 * i], w = s[3 * i + 1], h = s[3 * i + 2];
       if (!visible(x, z + 0.5 * h, -y, 0.5 * Math.hypot(l, w, h))) continue;
       this.draw.writePose(j, x, y, z, lerpAngle(p[k + 3], q[k + 3], t), l, w, h);
-      this.draw.writeColor(j, c[3 * i], c[3 * i + 1], c[3 * i + 2]);
+      // Colours change rarely: upload them only where a slot holds another instance.
+      if (!this.culled || this.slots[j] !== i || this.recoloured[i]) {
+        this.draw.writeColor(j, c[3 * i], c[3 * i + 1], c[3 * i + 2]);
+        this.recoloured[i] = 0;
+      }
       this.slots[j++] = i;
     }
     this.draw.setCount(j);
@@ -236,7 +251,10 @@ export class InstancedPool {
     }
   }
 
+  // While culled, slots hold other instances than their index: the next frame's
+  // `interpolate` writes everything drawn, so direct writes would only clobber a slot.
   private writeOne(i: number, t: number): void {
+    if (this.culled) return;
     const k = 4 * i, p = this.prev, q = this.next, s = this.size;
     this.draw.writePose(
       i,
@@ -251,6 +269,7 @@ export class InstancedPool {
   }
 
   private writeColor(i: number): void {
+    if (this.culled) return;
     this.draw.writeColor(i, this.colors[3 * i], this.colors[3 * i + 1], this.colors[3 * i + 2]);
   }
 
