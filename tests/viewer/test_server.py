@@ -97,3 +97,19 @@ def test_port_zero_binds_a_free_port_on_localhost(viewer: ViewerServer) -> None:
     assert viewer.url.startswith("http://127.0.0.1:") and viewer.port > 0
     with socket.create_connection(("127.0.0.1", viewer.port), timeout=5):
         pass
+
+
+def test_a_run_that_fails_says_why_in_its_status() -> None:
+    sim = roadsim.Simulation(crossing())
+    session = LiveSession(sim, paused=True)
+
+    def broken() -> None:
+        raise RuntimeError("a sensor failed")
+
+    sim.step = broken  # type: ignore[method-assign]
+    with ViewerServer(session, port=0) as server, connect(server.url.replace("http", "ws") + "feed") as ws:
+        frames(ws, 1)
+        ws.send(msgpack.packb({"cmd": "step"}))
+        (refreshed,) = frames(ws, 1)
+        assert "a sensor failed" in refreshed["status"]["error"]
+        assert isinstance(session.error, RuntimeError)

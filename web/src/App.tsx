@@ -118,6 +118,7 @@ export function App() {
         <div>
           objects {view?.world.objects.size ?? 0} · {view ? (view.bytes / 1024).toFixed(1) : "-"} kB/frame
         </div>
+        {status?.error && <div className="error">{status.error}</div>}
         {error && (
           <div className="error" onClick={() => setError(null)}>
             {error}

@@ -59,6 +59,7 @@ export interface Status {
   first?: number;
   last?: number;
   sensors?: Record<string, boolean>;
+  error?: string; // why the session stopped
 }
 
 export interface Info {

@@ -147,12 +147,15 @@ class _Player(Session):
         self._wake.set()
 
     def status(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "mode": self.mode,
             "playing": self.playing,
             "speed": "max" if self.speed == math.inf else self.speed,
             "rtf": self._rt.factor if self.playing else 0.0,
         }
+        if self.error is not None:  # the page shows why the run stopped
+            out["error"] = f"the simulation stopped: {type(self.error).__name__}: {self.error}"
+        return out
 
     # -- the thread -------------------------------------------------------------------------
 
