@@ -94,6 +94,11 @@ def test_live_scene_matches_the_world_state_frame_by_frame(page: Any) -> None:
         page.screenshot(path=str(ARTIFACTS / "viewer-crossing-frame0.png"))
         check_picture(ARTIFACTS / "viewer-crossing-frame0.png")  # the key frame draws roads
         assert page.evaluate("window.__roadsim.egoCreations()") == 1
+        page.mouse.move(480, 380)  # the follow camera keeps the ego there: hover it
+        tooltip = page.get_by_test_id("tooltip")
+        tooltip.wait_for(timeout=TIMEOUT_MS)
+        assert tooltip.inner_text().startswith(f"id {sim.state.id[sim.ego_slot]} · ego (car)")
+        page.mouse.move(5, 530)
         for _ in range(3):  # the page's step button ticks the simulation once
             frame = sim.frame
             page.get_by_test_id("step").click()
