@@ -4,33 +4,65 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint install clean bench
+.PHONY: run test lint install warmup clean bench web
+
+# The web viewer's bundle, built from web/ with the versions web/package-lock.json pins
+# (npm ci), into the folder roadsim.viewer serves (gitignored).
+WEB := web
+BUNDLE := src/roadsim/viewer/static/index.html
+NODE_MODULES := $(WEB)/node_modules/.package-lock.json
+WEB_SOURCES := $(shell find $(WEB)/src -type f 2>/dev/null) $(WEB)/index.html \
+	$(WEB)/vite.config.ts $(WEB)/tsconfig.json
+
+$(NODE_MODULES): $(WEB)/package.json $(WEB)/package-lock.json
+	@node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<18||(a===18&&b<18)) { console.error("roadsim: the web viewer needs Node.js 18.18 or newer, found " + process.version); process.exit(1) }'
+	cd $(WEB) && npm ci --no-audit --no-fund
+	touch $@
+
+$(BUNDLE): $(NODE_MODULES) $(WEB_SOURCES)
+	cd $(WEB) && npm run build
+
+web: $(BUNDLE)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# What roadsim needs to run; the tests' tools (the dev extra) only for `make test`.
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
 
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(DEV_STAMP)
+
 # Compiles the simulation's kernels once (numba, cached beside the sources), with progress.
-install: $(STAMP)
+warmup: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim warmup
+
+# The kernels compile on one core while npm and Vite build the viewer on the other.
+install: $(STAMP)
+	$(MAKE) --no-print-directory -j2 warmup web
 
 run: install
 	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim run
 
-test: $(STAMP)
+# The browser tests (tests/viewer) drive Debian's Chromium; ROADSIM_REQUIRE_BROWSER makes a
+# missing browser a failure here instead of a skip.
+test: $(DEV_STAMP) web
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/mypy
-	OPENBLAS_NUM_THREADS=1 $(BIN)/pytest -q
+	cd $(WEB) && npx tsc --noEmit && npx vitest run
+	OPENBLAS_NUM_THREADS=1 ROADSIM_REQUIRE_BROWSER=1 $(BIN)/pytest -q
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,bench]"
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_map.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_sim.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache \
+		$(WEB)/node_modules src/roadsim/viewer/static

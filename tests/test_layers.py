@@ -50,6 +50,7 @@ MODULE_LAYERS: dict[str, str] = {
     "cli_record": "top",
     "cli_sensors": "top",
     "cli_serve": "top",
+    "cli_view": "top",
     "compiling": "top",
 }
 

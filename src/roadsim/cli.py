@@ -1,8 +1,8 @@
 """The ``roadsim`` command.
 
 Each command group (``run``, ``replay``/``export``/``info``, ``map``, ``scenario``,
-``sensors``, ``serve``) is one function in `COMMAND_GROUPS` that adds its subparser and sets a
-``handler(args) -> int`` default. A `roadsim.errors.RoadsimError` (a user's mistake: a
+``sensors``, ``serve``, ``view``) is one function in `COMMAND_GROUPS` that adds its
+subparser and sets a ``handler(args) -> int`` default. A `roadsim.errors.RoadsimError` (a user's mistake: a
 malformed map, a missing file, a damaged recording) is printed as ``roadsim: error:
 <message>`` on stderr with exit code 2 and no traceback; argparse usage errors exit with 2
 as well.
@@ -25,6 +25,7 @@ from roadsim.cli_record import register_recording
 from roadsim.cli_run import register_run, register_scenario
 from roadsim.cli_sensors import register_sensors
 from roadsim.cli_serve import register_serve
+from roadsim.cli_view import register_view
 from roadsim.errors import RoadsimError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -283,6 +284,7 @@ COMMAND_GROUPS: tuple[Callable[[SubParsers], None], ...] = (
     register_scenario,
     register_sensors,
     register_serve,
+    register_view,
     register_warmup,
 )
 
