@@ -13,7 +13,7 @@ DEFAULT_SCENARIO = "highway"
 
 
 def register_serve(groups: SubParsers) -> None:
-    """``roadsim serve [SCENARIO] [--host H] [--port P] [--token T] [--realtime]``."""
+    """``roadsim serve [SCENARIO] [--host H] [--port P] [--token T] [--realtime] [--viewer]``."""
     serve = groups.add_parser(
         "serve",
         help="serve a simulation to clients over TCP",
@@ -39,6 +39,14 @@ def register_serve(groups: SubParsers) -> None:
     )
     serve.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
     serve.add_argument("--realtime", action="store_true", help="run in real time from the start")
+    serve.add_argument(
+        "--viewer",
+        action="store_true",
+        help="also serve the web viewer of the world on 127.0.0.1 (docs/viewer.md)",
+    )
+    serve.add_argument(
+        "--viewer-port", type=int, default=8765, help="the viewer's HTTP port (default: 8765)"
+    )
     serve.set_defaults(handler=_serve)
 
 
@@ -56,16 +64,36 @@ def _serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         realtime=args.realtime,
     )
+    viewer = None
     try:
         server.bind()
         world = server.sim.scenario
+        if args.viewer:
+            viewer = _attach_viewer(server, args.viewer_port)
         print(
             f"roadsim: serving {world.name or args.scenario} on {server.endpoint} (streams "
             f"{server.stream_endpoint}), {server.mode} mode; Ctrl-C stops",
             file=sys.stderr,
             flush=True,
         )
+        if viewer is not None:
+            print(f"roadsim: viewer at {viewer.url}", file=sys.stderr, flush=True)
         server.serve()
     finally:
+        if viewer is not None:
+            viewer.close()
         server.close()
     return 0
+
+
+def _attach_viewer(server: Any, port: int) -> Any:
+    """The web viewer of ``server``'s world, on 127.0.0.1 (the viewer has no token: it
+    stays on the loopback whatever ``--host`` says). It follows the server's world
+    across ``load`` and ``reset``, which make a new simulation and capture."""
+    from roadsim.viewer.server import ViewerServer
+    from roadsim.viewer.session import AttachedSession
+
+    session = AttachedSession(server.capture)
+    viewer = ViewerServer(session, port=port).start()
+    server.on_load.append(lambda srv: session.follow(srv.capture))
+    return viewer

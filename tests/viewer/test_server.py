@@ -113,3 +113,52 @@ def test_a_run_that_fails_says_why_in_its_status() -> None:
         (refreshed,) = frames(ws, 1)
         assert "a sensor failed" in refreshed["status"]["error"]
         assert isinstance(session.error, RuntimeError)
+
+
+def test_roadsim_serve_viewer_follows_the_served_world() -> None:
+    """``roadsim serve --viewer``: the page sees the ticks a client makes, and the new
+    world after a reset (a new simulation and capture on the server's side)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import zmq
+
+    from roadsim.server import Client
+
+    with zmq.Context.instance().socket(zmq.ROUTER) as probe:  # a free port pair
+        port = probe.bind_to_random_port("tcp://127.0.0.1", min_port=20000, max_port=40000)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        web_port = s.getsockname()[1]
+    src = str(Path(roadsim.__file__).parent.parent)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "roadsim", "serve", "crossing", "--port", str(port - 1),
+         "--viewer", "--viewer-port", str(web_port)],
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": src},
+    )  # fmt: skip
+    try:
+        assert child.stderr is not None
+        lines = [child.stderr.readline() for _ in range(2)]
+        assert f"viewer at http://127.0.0.1:{web_port}/" in lines[1], lines
+        with (
+            Client(f"tcp://127.0.0.1:{port - 1}") as c,
+            connect(f"ws://127.0.0.1:{web_port}/feed") as ws,
+        ):
+            (key,) = frames(ws, 1)
+            assert key["key"] and key["frame"] == 0 and key["status"]["mode"] == "attached"
+            assert c.tick(3) == 3
+            assert [f["frame"] for f in frames(ws, 3)] == [1, 2, 3]
+            c.reset(seed=5)
+            after = frames(ws, 1)[0]
+            assert after["key"] and after["frame"] == 0
+            c.tick()
+            assert frames(ws, 1)[0]["frame"] == 1
+        child.send_signal(signal.SIGINT)
+        assert child.wait(timeout=10) == 130
+    finally:
+        child.kill()
+        child.wait()
+        child.stderr.close()  # type: ignore[union-attr]

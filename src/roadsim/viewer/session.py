@@ -387,10 +387,20 @@ class AttachedSession(Session):
         self.capture.add_sink(self.sink)
         if self.sink.info is None:  # the capture has not started: it opens the sink then
             self.capture.start()
+        else:  # it had: the frame as it is now, for the pages that connect before a tick
+            self.sink.write(self.capture.take())
 
     def stop(self) -> None:
         self.capture.sim.remove_tick_listener(self._listen)
         self.capture.remove_sink(self.sink)
+
+    def follow(self, capture: Capture) -> None:
+        """Watches ``capture`` instead: a server that loaded another scenario or reset
+        its world made a new simulation and capture (pages get a key frame of it)."""
+        self.stop()
+        self.capture = capture
+        self._rt = _RealTime()
+        self.start()
 
     def status(self) -> dict[str, Any]:
         return {"mode": self.mode, "playing": True, "speed": 1.0, "rtf": self._rt.factor}
