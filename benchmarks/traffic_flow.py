@@ -26,7 +26,7 @@ from pathlib import Path
 from roadsim import Simulation
 from roadsim.errors import TrafficWarning
 from roadsim.scenario import Scenario
-from roadsim.sim.traffic_stats import TrafficStats
+from roadsim.sim.traffic_stats import watch
 
 ROOT = Path(__file__).resolve().parent.parent
 TOWN07 = ROOT / "tests" / "data" / "opendrive" / "maps" / "libOpenDRIVE" / "test.xodr"
@@ -61,18 +61,15 @@ def main(argv: list[str]) -> int:
         holds = capacity(map_name, args.min_gap)
         count = max(1, round(args.fill * holds))
         sim = Simulation(scenario(map_name, count, args.min_gap, args.seed))
-        stats = TrafficStats(sim)
         start = time.perf_counter()
-        for _ in range(round(60.0 * args.minutes / sim.dt)):
-            sim.step()
-            stats.observe()
+        summary = watch(sim, 60.0 * args.minutes)
         wall = time.perf_counter() - start
         name = Path(map_name).name
         print(
             f"{name}: holds {holds}, ran {sim.traffic_placed} for {args.minutes:g} min "
             f"({wall:.1f} s wall)"
         )
-        print(f"  {stats.summary().to_text()}")
+        print(f"  {summary.to_text()}")
     return 0
 
 

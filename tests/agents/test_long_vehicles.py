@@ -11,7 +11,7 @@ from roadsim.agents.junctions import MAX_SETBACK, SETBACK, JunctionGate, entry_s
 from roadsim.road.load import load_map
 from roadsim.scenario import Scenario
 from roadsim.sim.lifecycle import long_route
-from roadsim.sim.traffic_stats import TrafficStats
+from roadsim.sim.traffic_stats import watch
 from roadsim.world.codes import LONG_MIN_RADIUS, LONG_VEHICLE
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import choose_next
@@ -85,10 +85,6 @@ def test_trucks_and_buses_meet_on_the_towns_bends_without_touching(seed: int) ->
     oncoming trucks. Such meetings gave 6 and 7 collisions in these five minutes."""
     traffic = {"count": 60, "min_gap": 10, "mix": {"car": 0.7, "truck": 0.15, "bus": 0.15}}
     sim = Simulation(Scenario.model_validate({"map": "town", "seed": seed, "traffic": traffic}))
-    stats = TrafficStats(sim)
-    for _ in range(round(300.0 / sim.dt)):
-        sim.step()
-        stats.observe()
-    summary = stats.summary()
+    summary = watch(sim, 300.0)
     assert summary.vehicle_collisions == 0, summary.to_text()
     assert summary.stuck == 0, summary.to_text()

@@ -10,7 +10,7 @@ import pytest
 from roadsim import Simulation
 from roadsim.errors import TrafficWarning
 from roadsim.scenario import Scenario
-from roadsim.sim.traffic_stats import STUCK_AFTER, TrafficStats
+from roadsim.sim.traffic_stats import STUCK_AFTER, watch
 
 #: CARLA's Town07 (from the test corpus): short streets between many junctions.
 TOWN07 = Path(__file__).parents[1] / "data" / "opendrive" / "maps" / "libOpenDRIVE" / "test.xodr"
@@ -26,12 +26,7 @@ def test_the_town_at_half_capacity_flows_for_ten_minutes() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrafficWarning)
         holds = Simulation(_town(1_000_000)).traffic_placed
-    sim = Simulation(_town(holds // 2))
-    stats = TrafficStats(sim)
-    for _ in range(round(600.0 / sim.dt)):
-        sim.step()
-        stats.observe()
-    summary = stats.summary()
+    summary = watch(Simulation(_town(holds // 2)), 600.0)
     # (Waiting 12 m back at every T junction once starved one arm: 37 of 100 stuck.)
     assert summary.stuck == 0, summary.to_text()
     assert summary.longest_stand < 2 * STUCK_AFTER, summary.to_text()
@@ -50,12 +45,7 @@ def test_town07_at_half_capacity_does_not_lock_up() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrafficWarning)
         holds = Simulation(_town(1_000_000, map_name=str(TOWN07))).traffic_placed
-    sim = Simulation(_town(holds // 2, map_name=str(TOWN07)))
-    stats = TrafficStats(sim)
-    for _ in range(round(600.0 / sim.dt)):
-        sim.step()
-        stats.observe()
-    summary = stats.summary()
+    summary = watch(Simulation(_town(holds // 2, map_name=str(TOWN07))), 600.0)
     assert summary.mean_speed > 1.8 and summary.standing < 0.5, summary.to_text()
     assert summary.longest_stand < 3 * STUCK_AFTER, summary.to_text()
     assert summary.vehicle_collisions == 0, summary.to_text()

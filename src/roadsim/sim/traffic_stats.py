@@ -179,3 +179,13 @@ class TrafficStats:
             collisions=self._collisions,
             vehicle_collisions=self._vehicle_collisions,
         )
+
+
+def watch(sim: Simulation, seconds: float) -> TrafficSummary:
+    """Steps ``sim`` for ``seconds`` of simulated time with a `TrafficStats` watching, and
+    returns what it saw."""
+    stats = TrafficStats(sim)
+    for _ in range(round(seconds / sim.dt)):
+        sim.step()
+        stats.observe()
+    return stats.summary()
