@@ -143,9 +143,8 @@ class JunctionGate:
             return out
         _gaps(
             self.info.arrays, occ, self.boxed, self.setback, self.granted, self.grant_lane,
-            self.grant_age, self.wait_age, me,
-            lanes, start, entry_hop, wants_in, half_length, salt, dt,
-            self._conflicting, self._position, out, chunks_for(me.size), split_from(),
+            self.grant_age, self.wait_age, me, lanes, start, entry_hop, wants_in, half_length,
+            salt, dt, self._conflicting, self._position, out, chunks_for(me.size), split_from(),
         )  # fmt: skip
         return out
 
@@ -242,10 +241,10 @@ def _gaps(
             wait_age[k] = 0.0
             continue
         out[cand[c]] = entry[c]
-        # A vehicle refused at the entry for `REROUTE_AFTER` seconds takes another way:
-        # a new route salt (the ego's route is kept). Queues that wait for each other's
-        # room in a ring of short streets would otherwise stand for ever.
-        # (and again every `REROUTE_AFTER` seconds it goes on waiting).
+        # A vehicle refused at the entry for `REROUTE_AFTER` seconds, and again every
+        # `REROUTE_AFTER` seconds it goes on waiting, takes another way: a new route salt
+        # (the ego's route is kept). Queues that wait for each other's room in a ring of
+        # short streets would otherwise stand for ever.
         if entry[c] < _AT_ENTRY:
             wait_age[k] += dt
             if wait_age[k] % REROUTE_AFTER < dt <= wait_age[k]:

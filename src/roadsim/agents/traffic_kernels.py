@@ -787,13 +787,12 @@ def _track(
 ) -> float:
     """Path curvature that brings the vehicle in slot k (at progress p) onto the centre
     line of ``lane`` (kept away from oncoming traffic on bends): the lane's own
-    curvature, read `TRACK_PREVIEW` plus the vehicle's
-    steering lag seconds ahead (in the next lane of its route past the lane's end), so
-    that the wheels turn as the curve comes and not after it; plus a critically damped
-    correction of the lateral and heading errors over `TRACK_TIME` seconds of driving
-    (at least `TRACK_MIN` metres). The lateral error is capped at `TRACK_MAX_ERROR`,
-    which paces lane changes. ``heading``: the lanes'
-    `roadsim.world.lane_kernels.straight_headings`."""
+    curvature, read `TRACK_PREVIEW` plus the vehicle's steering lag seconds ahead (in
+    the next lane of its route past the lane's end), so that the wheels turn as the
+    curve comes and not after it; plus a critically damped correction of the lateral
+    and heading errors over `TRACK_TIME` seconds of driving (at least `TRACK_MIN`
+    metres). The lateral error is capped at `TRACK_MAX_ERROR`, which paces lane
+    changes. ``heading``: the lanes' `roadsim.world.lane_kernels.straight_headings`."""
     x, y, v = actors.x[k], actors.y[k], actors.speed[k]
     # The box centre moves at the slip angle to the body's heading.
     course = actors.heading[k] + actors.slip[k]
