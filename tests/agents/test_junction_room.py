@@ -26,6 +26,7 @@ from roadsim.road.load import load_map
 from roadsim.scenario import Scenario
 from roadsim.world.codes import LONG_ROUTE_BIT, ROUTE_BIT
 from roadsim.world.lane_info import LaneInfo
+from roadsim.world.lane_kernels import choose_next
 from roadsim.world.state import VEHICLE
 
 LANE = 3.5
@@ -119,13 +120,20 @@ def test_a_queue_after_a_junction_never_leaves_a_car_standing_inside_it(
     assert not sim.events
 
 
-def test_rerouting_stirs_the_route_bits_and_keeps_the_marks() -> None:
+def test_rerouting_leaves_the_fork_another_way_and_keeps_the_marks() -> None:
+    info = LaneInfo(load_map("town").prepare())
+    la = info.arrays
+    forks = np.flatnonzero(info.next_count > 1)
+    assert forks.size
     long_bit = np.uint64(1 << LONG_ROUTE_BIT)
-    salt = np.uint64(123456789)
-    assert rerouted(salt) != salt
-    assert rerouted(salt | long_bit) & long_bit
-    assert not rerouted(salt) & long_bit
-    assert not rerouted(salt) & np.uint64(1 << ROUTE_BIT)
+    rng = np.random.default_rng(0)
+    for fork in forks.tolist():
+        for salt in rng.integers(0, 2**62, size=8, dtype=np.int64).astype(np.uint64):
+            taken = choose_next(la, salt, fork)
+            new = np.uint64(rerouted(la, salt, fork, taken))  # (numba returns an int)
+            assert choose_next(la, new, fork) != taken
+            assert not new & long_bit and not new & np.uint64(1 << ROUTE_BIT)
+            assert np.uint64(rerouted(la, salt | long_bit, fork, taken)) & long_bit
     # The vehicle that follows the scenario's route keeps its route.
-    ego = salt | np.uint64(1 << ROUTE_BIT)
-    assert rerouted(ego) == ego
+    ego = np.uint64(123456789) | np.uint64(1 << ROUTE_BIT)
+    assert rerouted(la, ego, int(forks[0]), choose_next(la, ego, int(forks[0]))) == ego

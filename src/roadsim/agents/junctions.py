@@ -47,6 +47,7 @@ _AT_ENTRY = 5.0  # m: a vehicle this close to where it waits for an entry is wai
 _WAITED_AHEAD = 5.0  # m: each second waited there counts as this much nearer the entry
 _KEPT_BITS = np.uint64((1 << LONG_ROUTE_BIT) | (1 << ROUTE_BIT))  # not stirred by `rerouted`
 _STIR, _STIR_ADD = np.uint64(6364136223846793005), np.uint64(1442695040888963407)
+_REROUTE_TRIES = 8  # stirs of a rerouted salt, at most, to leave its fork another way
 SETBACK = 3.0  # m: a vehicle told to wait stops this far before the entry (and IDM's gap),
 # or further where long vehicles sweep over the entry's mouth (`entry_setbacks`)
 LONG_SWEEP = 2.0  # m added to the contact distances for long vehicles
@@ -248,18 +249,26 @@ def _gaps(
         if entry[c] < _AT_ENTRY:
             wait_age[k] += dt
             if wait_age[k] % REROUTE_AFTER < dt <= wait_age[k]:
-                salt[k] = rerouted(salt[k])
+                i = cand[c]
+                fork, taken = lanes[i, entry_hop[i] - 1], lanes[i, entry_hop[i]]
+                salt[k] = rerouted(la, salt[k], fork, taken)
 
 
 @njit_leaf
-def rerouted(salt: np.uint64) -> np.uint64:
-    """The route salt of a vehicle that takes another way (`REROUTE_AFTER`): the route
-    bits stirred by a multiplicative hash, the `ROUTE_BIT` (then unchanged) and the
-    `LONG_ROUTE_BIT` kept."""
+def rerouted(la: LaneArrays, salt: np.uint64, fork: int, taken: int) -> np.uint64:
+    """The route salt of a vehicle that takes another way (`REROUTE_AFTER`) than lane
+    ``taken`` after lane ``fork``: the route bits stirred by a multiplicative hash until
+    the route leaves ``fork`` by another lane, where ``fork`` has one (a few tries), the
+    `LONG_ROUTE_BIT` kept. The vehicle with the `ROUTE_BIT` (the ego's route) keeps its
+    salt."""
     if (salt >> np.uint64(ROUTE_BIT)) & np.uint64(1):
         return salt
     kept = salt & _KEPT_BITS
-    return ((salt * _STIR + _STIR_ADD) & ~_KEPT_BITS) | kept
+    for _ in range(_REROUTE_TRIES):
+        salt = ((salt * _STIR + _STIR_ADD) & ~_KEPT_BITS) | kept
+        if choose_next(la, salt, fork) != taken:
+            break
+    return salt
 
 
 @njit_loop
