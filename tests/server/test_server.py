@@ -3,10 +3,8 @@ die or read slowly, floods of bad messages, shared memory, tokens."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,8 +20,7 @@ from roadsim.capture import Capture, Recorder, SnapshotList
 from roadsim.capture.reader import read_recording
 from roadsim.errors import ArgumentError
 from roadsim.server import Client, Limits, Server, ServerError
-
-SRC = Path(roadsim.__file__).parent.parent
+from tests.server.processes import SRC, free_port_pair, python_child
 
 #: The ego's commands by frame in the determinism run.
 COMMANDS = {0: {"throttle": 0.6}, 5: {"throttle": 0.2, "steering": 0.05}, 12: {"brake": 0.4}}
@@ -93,9 +90,7 @@ c.subscribe()
 print("subscribed", flush=True)
 time.sleep(60)
 """
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": str(SRC)})  # fmt: skip
-    try:
+    with python_child("-c", code, stdout=subprocess.PIPE) as child:
         assert child.stdout is not None and child.stdout.readline().strip() == "subscribed"
         with Client(town_server.endpoint) as watcher:
             watcher.subscribe(actors=True)
@@ -107,12 +102,6 @@ time.sleep(60)
                 watcher.tick()
             snaps = list(watcher.snapshots(limit=13, timeout=5.0))
             assert len(snaps) == 13 and snaps[-1].frame == 13
-    finally:
-        child.kill()
-        child.wait()
-        for pipe in (child.stdout, child.stderr):
-            if pipe is not None:
-                pipe.close()
 
 
 def test_a_slow_reader_in_real_time_drops_frames_and_is_told(town_server: Server) -> None:
@@ -274,25 +263,17 @@ def test_a_token_is_required_off_loopback_and_checked() -> None:
 
 
 def test_roadsim_serve_serves_until_interrupted() -> None:
-    with zmq.Context.instance().socket(zmq.ROUTER) as probe:  # a free port pair
-        port = probe.bind_to_random_port("tcp://127.0.0.1", min_port=20000, max_port=40000)
-    child = subprocess.Popen([sys.executable, "-m", "roadsim", "serve", "town", "--port", str(port - 1)],
-                             stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": str(SRC)})  # fmt: skip
-    try:
+    port = free_port_pair()
+    with python_child(
+        "-m", "roadsim", "serve", "town", "--port", str(port), stderr=subprocess.PIPE
+    ) as child:
         assert child.stderr is not None
         line = child.stderr.readline()
-        assert f"serving town on tcp://127.0.0.1:{port - 1}" in line
-        with Client(f"tcp://127.0.0.1:{port - 1}") as c:
+        assert f"serving town on tcp://127.0.0.1:{port}" in line
+        with Client(f"tcp://127.0.0.1:{port}") as c:
             assert c.tick() == 1
         child.send_signal(signal.SIGINT)
         assert child.wait(timeout=10) == 130
-    finally:
-        child.kill()
-        child.wait()
-        for pipe in (child.stdout, child.stderr):
-            if pipe is not None:
-                pipe.close()
 
 
 def test_a_port_in_use_is_a_clear_error(town_server: Server) -> None:

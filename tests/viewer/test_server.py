@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import subprocess
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -13,8 +15,10 @@ import pytest
 from websockets.sync.client import connect
 
 import roadsim
+from roadsim.server import Client
 from roadsim.viewer import LiveSession, ViewerError, ViewerServer, attach_viewer
 from roadsim.viewer import server as server_module
+from tests.server.processes import free_port_pair, python_child
 from tests.viewer.helpers import crossing
 
 
@@ -118,33 +122,19 @@ def test_a_run_that_fails_says_why_in_its_status() -> None:
 def test_roadsim_serve_viewer_follows_the_served_world() -> None:
     """``roadsim serve --viewer``: the page sees the ticks a client makes, and the new
     world after a reset (a new simulation and capture on the server's side)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    import zmq
-
-    from roadsim.server import Client
-
-    with zmq.Context.instance().socket(zmq.ROUTER) as probe:  # a free port pair
-        port = probe.bind_to_random_port("tcp://127.0.0.1", min_port=20000, max_port=40000)
+    port = free_port_pair()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         web_port = s.getsockname()[1]
-    src = str(Path(roadsim.__file__).parent.parent)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "roadsim", "serve", "crossing", "--port", str(port - 1),
-         "--viewer", "--viewer-port", str(web_port)],
-        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": src},
-    )  # fmt: skip
-    try:
+    with python_child(
+        "-m", "roadsim", "serve", "crossing", "--port", str(port), "--viewer",
+        "--viewer-port", str(web_port), stderr=subprocess.PIPE,
+    ) as child:  # fmt: skip
         assert child.stderr is not None
         lines = [child.stderr.readline() for _ in range(2)]
         assert f"viewer at http://127.0.0.1:{web_port}/" in lines[1], lines
         with (
-            Client(f"tcp://127.0.0.1:{port - 1}") as c,
+            Client(f"tcp://127.0.0.1:{port}") as c,
             connect(f"ws://127.0.0.1:{web_port}/feed") as ws,
         ):
             (key,) = frames(ws, 1)
@@ -158,7 +148,3 @@ def test_roadsim_serve_viewer_follows_the_served_world() -> None:
             assert frames(ws, 1)[0]["frame"] == 1
         child.send_signal(signal.SIGINT)
         assert child.wait(timeout=10) == 130
-    finally:
-        child.kill()
-        child.wait()
-        child.stderr.close()  # type: ignore[union-attr]
