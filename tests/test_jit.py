@@ -3,6 +3,7 @@ and the threaded passes `njit_rows` writes."""
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
 import itertools
 from collections.abc import Iterator
@@ -97,6 +98,73 @@ def test_the_real_kernels_modules_import_no_command_line_or_schema() -> None:
                     todo.append(other)
         names = {p.relative_to(package).as_posix() for p in closure}
         assert not names & {"cli.py", "cli_run.py", "scenario/schema.py", "__init__.py"}, names
+
+
+def _parsed_imports(path: Path) -> set[Path]:
+    """What `_jit._imported` must find in the module at ``path``, by Python's parser: the
+    roadsim modules its top-level statements import (in ``try`` and ``if`` blocks too,
+    but for ``if TYPE_CHECKING:``)."""
+    package = ".".join(("roadsim", *path.relative_to(_jit._PACKAGE).with_suffix("").parts))
+    package = package.removesuffix(".__init__") if path.name == "__init__.py" else package.rpartition(".")[0]
+    names: list[str] = []
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                names.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join([*parts[: len(parts) - node.level + 1], *([base] if base else [])])
+                names.append(base)
+                names.extend(f"{base}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.If):
+                if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit([*node.body, *node.orelse, *node.finalbody])
+                for handler in node.handlers:
+                    visit(handler.body)
+
+    visit(ast.parse(path.read_bytes()).body)
+    found = (_jit._module_file(name) for name in names)
+    return {f for f in found if f is not None and f != path}
+
+
+def test_the_import_scan_finds_what_the_parser_finds_in_every_module() -> None:
+    sources = sorted(_jit._PACKAGE.rglob("*.py"))
+    assert len(sources) > 50
+    for path in sources:
+        assert _jit._imported(path) == _parsed_imports(path), path
+
+
+def test_the_import_scan_reads_every_way_of_writing_an_import(package: Path) -> None:
+    module = package / "world" / "kernels.py"
+    module.write_text(
+        '"""A docstring."""\n'
+        "import os, roadsim.schema as s  # a comment\n"
+        "from roadsim.world import (  # the modules\n"
+        "    constants,\n"
+        "    helpers as h,\n"
+        ")\n"
+        "try:\n"
+        "    from roadsim import cli\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "class A:\n"
+        "    from roadsim import world\n"
+        "@decorated\n"
+        "def g():\n"
+        "    import roadsim\n"
+    )
+    _jit._imported.cache_clear()
+    names = {p.relative_to(package).as_posix() for p in _jit._imported(module)}
+    assert names == {
+        "schema.py", "world/__init__.py", "world/constants.py", "world/helpers.py", "cli.py", "__init__.py"
+    }
+    assert _jit._imported(module) == _parsed_imports(module)
 
 
 def test_roadsim_kernels_are_cached_under_their_module_stamp() -> None:

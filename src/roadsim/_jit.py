@@ -30,9 +30,9 @@ the hooks.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import inspect
+import re
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -71,40 +71,63 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
+# A statement at the top level that opens a block whose imports do not run with the
+# module's: a function, a class (their bodies), or the type checker's block.
+_SKIPPED_BLOCK = re.compile(rb"(?:async\s+def|def|class)\b|@|if\s+(?:typing\.)?TYPE_CHECKING\s*:")
+_IMPORT = re.compile(
+    rb"[ \t]*(?:from[ \t]+(?P<base>\.*[\w.]*)[ \t]+import[ \t]*(?P<names>\([^)]*\)|(?:\\\n|[^\n#;])*)"
+    rb"|import[ \t]+(?P<modules>[^\n#;]*))"
+)
+
+
 @cache
 def _imported(path: Path) -> frozenset[Path]:
     """The roadsim modules that the module at ``path`` imports at its top level (not
     those imported only for type checking or inside functions: a kernel cannot reach
-    code through them)."""
-    tree = ast.parse(path.read_bytes(), filename=str(path))
+    code through them).
+
+    A scan of the source's lines rather than a parse (every kernel module is stamped at
+    import, and parsing them took a quarter of a second): an import statement counts
+    unless it is indented under a ``def``, a ``class`` or ``if TYPE_CHECKING:`` at the
+    top level. Text that only looks like an import (in a docstring) can add a module,
+    which at worst compiles a kernel again when that module changes; a real top-level
+    import is never missed (``tests/test_jit.py`` compares the scan with Python's parser)."""
     package = ".".join(("roadsim", *path.relative_to(_PACKAGE).with_suffix("").parts))
     if path.name == "__init__.py":
         package = package.removesuffix(".__init__")
     else:
         package = package.rpartition(".")[0]
+    source = path.read_bytes()
     names: list[str] = []
-
-    def visit(statements: list[ast.stmt]) -> None:
-        for node in statements:
-            if isinstance(node, ast.Import):
-                names.extend(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*anchor, *([base] if base else [])])
-                names.append(base)
-                names.extend(f"{base}.{alias.name}" for alias in node.names)
-            elif isinstance(node, ast.If):
-                if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
-                    visit(node.body)
-                visit(node.orelse)
-            elif isinstance(node, ast.Try):
-                visit(node.body)
-
-    visit(tree.body)
-    found = (_module_file(name) for name in names)
-    return frozenset(f for f in found if f is not None and f != path)
+    skipping = False
+    at = 0
+    for line in source.splitlines(keepends=True):
+        start, at = at, at + len(line)
+        if not line.strip() or line.lstrip().startswith(b"#"):
+            continue
+        if not line[:1].isspace():
+            skipping = _SKIPPED_BLOCK.match(line) is not None
+        if skipping:
+            continue
+        found = _IMPORT.match(source, start)
+        if found is None:
+            continue
+        if found["modules"] is not None:
+            names.extend(m.split()[0].decode() for m in found["modules"].split(b",") if m.strip())
+            continue
+        base = found["base"].decode()
+        level = len(base) - len(base.lstrip("."))
+        base = base[level:]
+        if level:
+            anchor = package.split(".")[: len(package.split(".")) - level + 1]
+            base = ".".join([*anchor, *([base] if base else [])])
+        names.append(base)
+        listed = re.sub(rb"#[^\n]*|\\\n|[()]", b" ", found["names"])
+        for alias in listed.split(b","):
+            if alias.strip():
+                names.append(f"{base}.{alias.split()[0].decode()}")
+    found_files = (_module_file(name) for name in names)
+    return frozenset(f for f in found_files if f is not None and f != path)
 
 
 @cache

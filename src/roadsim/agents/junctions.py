@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from roadsim._jit import (
     chunk,
@@ -729,6 +728,8 @@ def junction_conflicts(info: LaneInfo, sweep: float) -> Conflicts | None:
     along = offset * table.spacing[owner]
     x, y = table.x[index], table.y[index]
     reach = _CONTACT_ANGLED + sweep
+    from scipy.spatial import cKDTree  # (0.1 s to import: not for a command that builds no world)
+
     pairs = cKDTree(np.column_stack((x, y))).query_pairs(reach, output_type="ndarray")
     i, j = pairs[:, 0], pairs[:, 1]
     la, lb = owner[i], owner[j]

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import fresnel
 
 from roadsim._types import FloatArray, IntArray
 from roadsim.road.model import Geometry
@@ -70,6 +69,8 @@ def curve_pose(
         # The clothoid with curvature k(u) = c*u, started at u0 = k0/c, has heading
         # c*u**2/2 and position a * (C(u/a), sign(c) S(u/a)) with a = sqrt(pi/|c|)
         # (Fresnel integrals in scipy's normalisation).
+        from scipy.special import fresnel  # (0.2 s to import: only where spirals are)
+
         c, k, d = dk[spiral], k0[spiral], ds[spiral]
         a = np.sqrt(np.pi / np.abs(c))
         u0 = k / c

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from roadsim._types import FloatArray
 from roadsim.road.lanes import DRIVABLE_TYPES
@@ -370,6 +369,8 @@ def first_overlaps(boxes: Sequence[_Footprint]) -> list[int]:
         return first
     xy = np.array([(b.x, b.y) for b in boxes], dtype=np.float64)
     radius = np.array([0.5 * math.hypot(b.length, b.width) for b in boxes], dtype=np.float64)
+    from scipy.spatial import cKDTree  # (0.1 s to import: only where objects are)
+
     tree = cKDTree(xy)
     near = tree.query_ball_point(xy, r=2.0 * radius + _OVERLAP_TOLERANCE)
     candidates: list[list[int]] = [[] for _ in range(n)]
