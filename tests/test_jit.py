@@ -227,6 +227,21 @@ def test_share_and_chunk_cover_every_row_once() -> None:
         assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
 
 
+@numba.njit
+def share_in_a_kernel(n: int, c: int, chunks: int) -> tuple[int, int]:
+    return _jit.share(n, c, chunks)
+
+
+def test_a_helper_compiles_without_wrappers_and_still_answers_python() -> None:
+    """Compiled code gets the helper without the wrappers a call from Python needs (they
+    doubled a cold compile); a call from Python gets a compilation with them."""
+    assert share_in_a_kernel(23, 1, 3) == (7, 15)
+    assert _jit.share.targetoptions["no_cpython_wrapper"] is True
+    assert _jit.share.targetoptions["no_cfunc_wrapper"] is True
+    assert _jit.share(23, 1, 3) == (7, 15)
+    assert len(_jit.share.overloads) == 1  # (the call from Python compiled a twin)
+
+
 def test_a_passs_forms_are_written_from_its_row_kernels_parameters() -> None:
     from roadsim.agents.dynamics import _bicycle_rows, _bicycle_threaded
 
