@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint install warmup clean bench web
+.PHONY: run test lint webtest install warmup clean bench web
 
 # The web viewer's bundle, built from web/ with the versions web/package-lock.json pins
 # (npm ci), into the folder roadsim.viewer serves (gitignored).
@@ -50,13 +50,22 @@ install: $(STAMP)
 run: install
 	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim run
 
-# The browser tests (tests/viewer) drive Debian's Chromium; ROADSIM_REQUIRE_BROWSER makes a
-# missing browser a failure here instead of a skip.
-test: $(DEV_STAMP) web
+lint: $(DEV_STAMP) $(NODE_MODULES)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/mypy
-	cd $(WEB) && npx tsc --noEmit && npx vitest run
-	OPENBLAS_NUM_THREADS=1 ROADSIM_REQUIRE_BROWSER=1 $(BIN)/pytest -q
+	cd $(WEB) && npx tsc --noEmit
+
+# The viewer's unit tests (Vitest, on a three.js scene without WebGL).
+webtest: $(NODE_MODULES)
+	cd $(WEB) && npx vitest run
+
+# The kernels compile on one core while the viewer builds and the checks run on the
+# other; then the Python tests run on every core (pytest-xdist). The browser tests
+# (tests/viewer) drive Debian's Chromium; ROADSIM_REQUIRE_BROWSER makes a missing
+# browser a failure here instead of a skip.
+test: $(DEV_STAMP)
+	$(MAKE) --no-print-directory -j2 warmup web lint webtest
+	OPENBLAS_NUM_THREADS=1 ROADSIM_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n auto
 
 bench: $(DEV_STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,bench]"
