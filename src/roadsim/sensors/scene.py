@@ -41,7 +41,7 @@ from roadsim.road.surface_classes import (
     object_class,
 )
 from roadsim.scenario.actors import map_obstacles
-from roadsim.sensors.raycast import BACKENDS, Hits, RawHits, RayPool, TracedMesh
+from roadsim.sensors.raycast import BACKENDS, Hits, RayPool, TracedMesh
 from roadsim.sensors.shapes import BOX_TRIANGLES, boxes, cylinder_outline, prism, sweep
 from roadsim.world.state import STATIC_OBJECT, WorldState
 
@@ -506,7 +506,7 @@ class Scene:
                 nothing.
             ignore_actor: An actor the rays pass through (the vehicle a sensor is
                 mounted on); -1 for none.
-            near_actors: The rays that may hit a moving actor, where the caller knows
+            near_actors: The rays (ascending) that may hit a moving actor, where the caller knows
                 (the others are cast against the static mesh alone); None: every ray.
 
         Returns:
@@ -516,38 +516,48 @@ class Scene:
         d = np.asarray(directions, dtype=np.float64).reshape(-1, 3)
         n = len(d)
         o = np.broadcast_to(o, (n, 3))
-        if o.strides[0] == 0:  # one origin for all (a lidar): shifted once
-            local = np.broadcast_to((o[0] - self.origin).astype(np.float32), (n, 3)).copy()
-        else:
-            local = (o - self.origin).astype(np.float32)
-        d32 = d.astype(np.float32)
+        # One origin for all (a lidar): shifted once.
+        one = (o[0] - self.origin).astype(np.float32) if n and o.strides[0] == 0 else None
         m = np.asarray(max_t, dtype=np.float64)
-        m32 = np.broadcast_to(np.maximum(m, 0.0).astype(np.float32), (n,)).copy()
-        t = np.empty(n, dtype=np.float32)
-        ng = np.empty((n, 3), dtype=np.float32)
-        tri = np.empty(n, dtype=np.int32)
-        static, moving, first_moving = self._static, self._moving_mesh(ignore_actor), len(self.static.surface)
+        m32 = np.broadcast_to(np.maximum(m, 0.0).astype(np.float32), (n,))
+        hits = Hits(
+            np.empty(n), np.empty((n, 3)), np.empty(n, dtype=np.uint8),
+            np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=bool),
+        )  # fmt: skip
+        static, moving = self._static, self._moving_mesh(ignore_actor)
+        first_moving = len(self.static.surface)
+        tables = (self._surface, self._actor, self._lane)
 
         def work(a: int, b: int) -> None:
-            hs = static.intersect(local[a:b], d32[a:b], m32[a:b])
-            tri[a:b], t[a:b], ng[a:b] = hs.triangle, hs.t, hs.normal
+            # Each part of the rays from end to end in its own thread, conversions and
+            # look-ups included: they are most of the time beside the casts.
+            if one is None:
+                local = (o[a:b] - self.origin).astype(np.float32)
+            else:
+                local = np.broadcast_to(one, (b - a, 3)).copy()
+            d32 = d[a:b].astype(np.float32)
+            hs = static.intersect(local, d32, m32[a:b].copy())
+            tri, t, ng = hs.triangle, hs.t, hs.normal
             if near_actors is None:
-                _nearer(moving.intersect(local[a:b], d32[a:b], hs.t), np.arange(a, b))
-
-        def _nearer(hm: RawHits, rows: IntArray) -> None:
+                rows = None
+                hm = moving.intersect(local, d32, t.copy())
+            else:
+                lo, hi = np.searchsorted(near_actors, (a, b))
+                rows = near_actors[lo:hi] - a
+                hm = moving.intersect(local[rows], d32[rows], t[rows])
             # The static hits, the nearer moving ones written over them (moving triangles
             # follow the static ones in the attribute tables).
-            hit = hm.triangle >= 0
-            near = rows[hit]
+            hit = np.flatnonzero(hm.triangle >= 0)
+            near = hit if rows is None else rows[hit]
             tri[near] = hm.triangle[hit] + first_moving
             t[near] = hm.t[hit]
             ng[near] = hm.normal[hit]
+            _hits(
+                tri, t, ng, d32, *tables, hits.distance[a:b], hits.normal[a:b],
+                hits.surface[a:b], hits.actor[a:b], hits.lane[a:b], hits.valid[a:b],
+            )  # fmt: skip
 
         self.pool.map(work, n)
-        if near_actors is not None and near_actors.size:
-            rows = near_actors
-            _nearer(moving.intersect(local[rows], d32[rows], t[rows]), rows)
-        hits = self._hits(d32, t, ng, tri)
         if ignore_actor in self._static_actors:
             hits = self._skip_actor(o, d, np.broadcast_to(m, (n,)), hits, ignore_actor)
         return hits
@@ -569,15 +579,6 @@ class Scene:
                 self._moving[-1] = mesh
             self._moving[actor] = mesh
         return mesh
-
-    def _hits(
-        self,
-        d32: npt.NDArray[np.float32],
-        t: npt.NDArray[np.float32],
-        ng: npt.NDArray[np.float32],
-        tri: npt.NDArray[np.int32],
-    ) -> Hits:
-        return Hits(*_hits(tri, t, ng, d32, self._surface, self._actor, self._lane))
 
     def _skip_actor(
         self, o: FloatArray, d: FloatArray, m: FloatArray, hits: Hits, actor: int
@@ -606,19 +607,19 @@ def _hits(
     surface_of: npt.NDArray[np.uint8],
     actor_of: IntArray,
     lane_of: IntArray,
-) -> tuple[FloatArray, FloatArray, npt.NDArray[np.uint8], IntArray, IntArray, BoolArray]:
-    """The fields of `Hits` from what the backend returned: the triangle hit (-1: none),
-    the distance and the geometric normal of each ray, and the class, actor and lane
-    of every triangle (tables that end with the entry for none). Normals are made unit
-    and turned to face the ray (``d32``, its direction)."""
-    n = tri.shape[0]
-    distance = np.empty(n)
-    normal = np.empty((n, 3))
-    surface = np.empty(n, dtype=np.uint8)
-    actor = np.empty(n, dtype=np.int64)
-    lane = np.empty(n, dtype=np.int64)
-    valid = np.empty(n, dtype=np.bool_)
-    for i in range(n):
+    distance: FloatArray,
+    normal: FloatArray,
+    surface: npt.NDArray[np.uint8],
+    actor: IntArray,
+    lane: IntArray,
+    valid: BoolArray,
+) -> None:
+    """The fields of `Hits` (the last six arguments, written) from what the backend
+    returned: the triangle hit (-1: none), the distance and the geometric normal of each
+    ray, and the class, actor and lane of every triangle (tables that end with the entry
+    for none). Normals are made unit and turned to face the ray (``d32``, its
+    direction)."""
+    for i in range(tri.shape[0]):
         k = tri[i]
         valid[i] = k >= 0
         if k < 0:
@@ -632,4 +633,3 @@ def _hits(
             distance[i] = t[i]
             normal[i, 0], normal[i, 1], normal[i, 2] = x * scale, y * scale, z * scale
         surface[i], actor[i], lane[i] = surface_of[k], actor_of[k], lane_of[k]
-    return distance, normal, surface, actor, lane, valid
