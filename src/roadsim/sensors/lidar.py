@@ -22,7 +22,9 @@ run gives the same points bit for bit, whichever frames were sampled before.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +33,8 @@ from roadsim._types import Float32Array, FloatArray, IntArray
 from roadsim.road.surface_classes import SURFACE_CLASSES, SURFACE_IDS
 from roadsim.scenario.sensors import LidarSpec
 from roadsim.sensors.mount import Mount, Pose
-from roadsim.sensors.raytracer import RaySensor, trace
+from roadsim.sensors.raycast import Hits
+from roadsim.sensors.raytracer import RaySensor, Segment, trace_segments
 from roadsim.sensors.scene import Scene
 from roadsim.world.state import STATIC_OBJECT, WorldState
 
@@ -263,30 +266,31 @@ class Lidar(RaySensor):
             seg_dir = np.take(self.directions, ray, axis=0)  # (sensor frame)
             points = seg_dir * path[:, None]
         else:
-            tr = trace(
+            parts = trace_segments(
                 scene, origins, d_world, np.full(n, self.range), self.bounces,
                 ignore_actor=self.mount.actor, near_actors=self._near_actors(state, pose),
             )  # fmt: skip
-            ray, seg = np.nonzero(tr.valid)  # by ray, then by segment
-            surface, actor, lane = (
-                tr.surface_ids[ray, seg], tr.actor_ids[ray, seg], tr.lane_uids[ray, seg],
-            )  # fmt: skip
-            # Each point's last segment (sensor frame), for the intensity and the noise.
-            points = pose.to_sensor(tr.locations[ray, seg])
-            prev = np.where(
-                (seg > 0)[:, None],
-                pose.to_sensor(tr.locations[ray, np.maximum(seg - 1, 0)]),
-                0.0,
+            ray, seg, (location, normal, distance, surface, actor, lane) = _by_ray(
+                parts, n, lambda h, p: (p, h.normal, h.distance, h.surface, h.actor, h.lane)
             )
+            # Each point's last segment (sensor frame), for the intensity and the noise:
+            # from the point before it on its ray (the one before it in the list).
+            points = pose.to_sensor(location)
+            later = np.flatnonzero(seg > 0)
+            prev = np.zeros_like(points)
+            prev[later] = points[later - 1]
             seg_dir = points - prev
             seg_dir /= np.linalg.norm(seg_dir, axis=1, keepdims=True).clip(1e-12)
-            path = np.cumsum(np.nan_to_num(tr.distances), axis=1)[ray, seg]
-            normal = tr.normals[ray, seg] @ pose.rotation
-            cos = np.abs(np.einsum("ij,ij->i", seg_dir, normal))
-            # Each reflection before the point dims it by that surface's reflectance.
-            refl = np.where(tr.valid, REFLECTIVITY[tr.surface_ids], 1.0)
-            before = np.cumprod(np.concatenate((np.ones((n, 1)), refl[:, :-1]), axis=1), axis=1)
-            intensity = REFLECTIVITY[surface] * cos * before[ray, seg]
+            cos = np.abs(np.einsum("ij,ij->i", seg_dir, normal @ pose.rotation))
+            # Each reflection before the point dims it by that surface's reflectance;
+            # the path adds up the segments' lengths (as a cumulative sum along the ray
+            # would: in order, one bounce after the other).
+            path, before = distance, np.ones(len(ray))
+            for k in range(1, self.bounces + 1):
+                at = np.flatnonzero(seg == k)
+                path[at] = path[at - 1] + distance[at]
+                before[at] = before[at - 1] * REFLECTIVITY[surface[at - 1]]
+            intensity = REFLECTIVITY[surface] * cos * before
         spec = self.spec
         if spec.range_noise_std > 0.0 or spec.dropout > 0.0:
             rng = np.random.default_rng(
@@ -321,3 +325,30 @@ class Lidar(RaySensor):
             bounce=seg.astype(np.uint8),
             rays=n,
         )
+
+
+def _by_ray(
+    parts: list[Segment], n: int, fields: Callable[[Hits, FloatArray], tuple[npt.NDArray[Any], ...]]
+) -> tuple[IntArray, IntArray, list[npt.NDArray[Any]]]:
+    """The valid segments of N traced rays (`trace_segments`) as one list, by ray and then
+    by segment (``np.nonzero`` of the (N, B+1) ``valid``): each one's ray, segment, and
+    ``fields(hits, locations)`` of its part, gathered in that order."""
+    rows = []
+    count = np.zeros(n, dtype=np.int64)
+    for part in parts:
+        rows.append(np.flatnonzero(part.hits.valid))
+        ray = rows[-1] if part.rays is None else part.rays[rows[-1]]
+        count[ray] += 1  # (a ray's valid segments are its first ones)
+    first = np.cumsum(count) - count
+    m = int(count.sum())
+    ray_of, seg_of = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+    out: list[npt.NDArray[Any]] = []
+    for k, (part, row) in enumerate(zip(parts, rows, strict=True)):
+        ray = row if part.rays is None else part.rays[row]
+        at = first[ray] + k
+        ray_of[at], seg_of[at] = ray, k
+        for j, field in enumerate(fields(part.hits, part.locations)):
+            if k == 0:
+                out.append(np.empty((m, *field.shape[1:]), dtype=field.dtype))
+            out[j][at] = field[row]
+    return ray_of, seg_of, out

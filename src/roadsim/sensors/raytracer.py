@@ -35,8 +35,10 @@ __all__ = [
     "RaySensor",
     "RayTracer",
     "RayTracerReading",
+    "Segment",
     "Trace",
     "trace",
+    "trace_segments",
 ]
 
 #: How far off a surface a reflected ray starts (m).
@@ -67,6 +69,61 @@ class Trace:
     valid: BoolArray
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Segment:
+    """Segment k of the rays still going after k - 1 reflections (`trace_segments`).
+
+    Attributes:
+        rays: (R,) which of the N rays were cast (ascending); None: all N, in order.
+        hits: Their R hits.
+        locations: (R, 3) where each hit a surface (world, m); NaN for misses.
+    """
+
+    rays: IntArray | None
+    hits: Hits
+    locations: FloatArray
+
+
+def trace_segments(
+    scene: Scene,
+    origins: FloatArray,
+    directions: FloatArray,
+    max_lengths: FloatArray,
+    bounces: int,
+    *,
+    ignore_actor: int = -1,
+    near_actors: IntArray | None = None,
+) -> list[Segment]:
+    """The segments of `trace`, one `Segment` per reflection cast, for a sensor that
+    needs only the valid ones (a lidar's points) and not the (N, B+1) arrays. Arguments
+    as in `trace`; a segment no ray reached is not in the list."""
+    segments = bounces + 1
+    left = np.asarray(max_lengths, dtype=np.float64).copy()
+    rows: IntArray | None = None  # the rays still going (None: all of them)
+    o, d = origins, directions
+    parts: list[Segment] = []
+    for k in range(segments):
+        hits = scene.cast(
+            o, d, left if rows is None else left[rows], ignore_actor=ignore_actor,
+            near_actors=near_actors if k == 0 else None,
+        )  # fmt: skip
+        p = o + hits.distance[:, None] * d  # NaN for misses
+        parts.append(Segment(rows, hits, p))
+        if k + 1 == segments:
+            break
+        remaining = (left if rows is None else left[rows]) - np.nan_to_num(hits.distance)
+        go = np.flatnonzero(hits.valid & (remaining > 0.0))
+        rows = go if rows is None else rows[go]
+        if not rows.size:
+            break
+        left[rows] = remaining[go]
+        normal = hits.normal[go]
+        d = d[go] - 2.0 * np.einsum("ij,ij->i", d[go], normal)[:, None] * normal
+        d /= np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
+        o = p[go] + BOUNCE_OFFSET_M * normal
+    return parts
+
+
 def trace(
     scene: Scene,
     origins: FloatArray,
@@ -86,35 +143,16 @@ def trace(
         max_lengths: (N,) total path length of each ray (m).
         bounces: Most reflections of a ray.
         ignore_actor: The actor the rays pass through (-1: none).
-        near_actors: The rays whose first segment may hit a moving actor, where the
-            caller knows (`Scene.cast`); None: every ray.
+        near_actors: The rays (ascending) whose first segment may hit a moving actor,
+            where the caller knows (`Scene.cast`); None: every ray.
     """
     n, segments = len(origins), bounces + 1
-    left = np.asarray(max_lengths, dtype=np.float64).copy()
-    rows: IntArray | None = None  # the rays still going (None: all of them)
-    o, d = origins, directions
-    parts: list[tuple[IntArray | None, Hits, FloatArray]] = []
-    for k in range(segments):
-        hits = scene.cast(
-            o, d, left if rows is None else left[rows], ignore_actor=ignore_actor,
-            near_actors=near_actors if k == 0 else None,
-        )  # fmt: skip
-        p = o + hits.distance[:, None] * d  # NaN for misses
-        parts.append((rows, hits, p))
-        if k + 1 == segments:
-            break
-        remaining = (left if rows is None else left[rows]) - np.nan_to_num(hits.distance)
-        go = np.flatnonzero(hits.valid & (remaining > 0.0))
-        rows = go if rows is None else rows[go]
-        if not rows.size:
-            break
-        left[rows] = remaining[go]
-        normal = hits.normal[go]
-        d = d[go] - 2.0 * np.einsum("ij,ij->i", d[go], normal)[:, None] * normal
-        d /= np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
-        o = p[go] + BOUNCE_OFFSET_M * normal
+    parts = trace_segments(
+        scene, origins, directions, max_lengths, bounces, ignore_actor=ignore_actor,
+        near_actors=near_actors,
+    )  # fmt: skip
     if segments == 1:  # one segment: the hits as they are, no copies
-        _, h, p = parts[0]
+        h, p = parts[0].hits, parts[0].locations
         return Trace(
             p[:, None], h.normal[:, None], h.distance[:, None], h.surface[:, None],
             h.actor[:, None], h.lane[:, None], h.valid[:, None],
@@ -128,9 +166,10 @@ def trace(
         np.full((n, segments), -1, dtype=np.int64),
         np.zeros((n, segments), dtype=bool),
     )
-    for k, (where, h, p) in enumerate(parts):
-        at = slice(None) if where is None else where
-        out.locations[at, k] = p
+    for k, part in enumerate(parts):
+        at = slice(None) if part.rays is None else part.rays
+        h = part.hits
+        out.locations[at, k] = part.locations
         out.normals[at, k] = h.normal
         out.distances[at, k] = h.distance
         out.surface_ids[at, k] = h.surface
