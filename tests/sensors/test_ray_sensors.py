@@ -303,7 +303,8 @@ def test_a_lidar_casts_near_actors_only_as_if_it_cast_every_ray(
     tmp_path: Path, bounces: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The lidar casts against the moving actors only the rays within an actor's bounding
-    # sphere as seen from it (Lidar._near_actors); casting every ray must give the same.
+    # sphere as seen from it, and only against the actors within its range
+    # (Lidar._near_actors); casting every ray against every actor must give the same.
     from roadsim.sensors.lidar import Lidar
 
     sensors = (
@@ -321,10 +322,11 @@ def test_a_lidar_casts_near_actors_only_as_if_it_cast_every_ray(
         assert isinstance(culled, PointCloud)
         pose = lidar.pose(sim.state)
         assert pose is not None
-        near = lidar._near_actors(sim.state, pose)
+        near, actors = lidar._near_actors(sim.state, pose)
         assert near is not None and 0 < len(near) < lidar.rays
+        assert 0 < len(actors) < int(np.sum(sim.state.active)) - 1
         with monkeypatch.context() as m:
-            m.setattr(Lidar, "_near_actors", lambda self, state, pose: None)
+            m.setattr(Lidar, "_near_actors", lambda self, state, pose: (None, None))
             every = lidar.sample(sim.scene, sim.state, sim.frame, sim.time)
         assert every is not None
         for name in ("xyz", "range", "intensity", "surface_ids", "actor_ids", "lane_uids"):

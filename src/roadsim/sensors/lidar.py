@@ -34,7 +34,7 @@ from roadsim.road.surface_classes import SURFACE_CLASSES, SURFACE_IDS
 from roadsim.scenario.sensors import LidarSpec
 from roadsim.sensors.mount import Mount, Pose
 from roadsim.sensors.raycast import Hits
-from roadsim.sensors.raytracer import RaySensor, Segment, trace_segments
+from roadsim.sensors.raytracer import BOUNCE_OFFSET_M, RaySensor, Segment, trace_segments
 from roadsim.sensors.scene import Scene
 from roadsim.world.state import STATIC_OBJECT, WorldState
 
@@ -181,11 +181,12 @@ class Lidar(RaySensor):
     def rays(self) -> int:
         return len(self.directions)
 
-    def _near_actors(self, state: WorldState, pose: Pose) -> IntArray | None:
-        """The rays that may hit a moving actor other than the one the lidar rides on:
-        those whose azimuth and elevation fall within a bounding sphere of an actor's
-        box as seen from the sensor (`Scene.cast` casts only these against the moving actors).
-        None where every ray may: the sensor within a sphere."""
+    def _near_actors(self, state: WorldState, pose: Pose) -> tuple[IntArray | None, IntArray]:
+        """The moving actors (ids) other than the one the lidar rides on that its rays may
+        reach, and the rays that may hit one of them: those whose azimuth and elevation
+        fall within a bounding sphere of an actor's box as seen from the sensor (None
+        where every ray may: the sensor within a sphere). `Scene.cast` casts only these
+        rays, and only against these actors."""
         slots = np.flatnonzero(
             state.active & (state.kind != STATIC_OBJECT) & (state.id != self.mount.actor)
         )
@@ -210,10 +211,13 @@ class Lidar(RaySensor):
         radius = 0.5 * np.sqrt(length**2 + width**2 + height**2) + _SPHERE_MARGIN
         p = (centre - pose.position) @ pose.rotation  # (the sensor frame)
         dist = np.linalg.norm(p, axis=1)
-        seen = dist - radius <= self.range
+        # (Every point of a path lies within its length of the sensor, a reflected
+        # segment's start BOUNCE_OFFSET_M off its surface aside.)
+        seen = dist - radius <= self.range + self.bounces * BOUNCE_OFFSET_M
         p, dist, radius = p[seen], dist[seen], radius[seen]
+        actors = np.unique(state.id[slots[seen]]).astype(np.int64)
         if np.any(dist <= radius):
-            return None
+            return None, actors
         # An actor right below or above the sensor spans every azimuth.
         level = np.hypot(p[:, 0], p[:, 1])
         every = level <= radius
@@ -239,8 +243,7 @@ class Lidar(RaySensor):
         near = np.abs(self._elevation[rays] - mid_el[owner]) <= half_el[owner]
         mask = np.zeros(len(self.directions), dtype=bool)
         mask[rays[near]] = True
-        out: IntArray = np.flatnonzero(mask)
-        return out
+        return np.flatnonzero(mask), actors
 
     def sample(self, scene: Scene, state: WorldState, frame: int, time: float) -> PointCloud | None:
         """One sweep in ``state`` (the scene updated to it); None while the actor it
@@ -251,10 +254,11 @@ class Lidar(RaySensor):
         n = self.rays
         d_world = self.directions @ pose.rotation.T
         origins = np.broadcast_to(pose.position, (n, 3))
+        near, actors = self._near_actors(state, pose)
         if self.bounces == 0:  # direct returns only: no trace, points along the rays
             hits = scene.cast(
                 origins, d_world, self.range, ignore_actor=self.mount.actor,
-                near_actors=self._near_actors(state, pose),
+                near_actors=near, actors=actors,
             )  # fmt: skip
             ray = np.flatnonzero(hits.valid)
             seg = np.zeros(len(ray), dtype=np.int64)
@@ -268,7 +272,7 @@ class Lidar(RaySensor):
         else:
             parts = trace_segments(
                 scene, origins, d_world, np.full(n, self.range), self.bounces,
-                ignore_actor=self.mount.actor, near_actors=self._near_actors(state, pose),
+                ignore_actor=self.mount.actor, near_actors=near, actors=actors,
             )  # fmt: skip
             ray, seg, (location, normal, distance, surface, actor, lane) = _by_ray(
                 parts, n, lambda h, p: (p, h.normal, h.distance, h.surface, h.actor, h.lane)

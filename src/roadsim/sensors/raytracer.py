@@ -93,6 +93,7 @@ def trace_segments(
     *,
     ignore_actor: int = -1,
     near_actors: IntArray | None = None,
+    actors: IntArray | None = None,
 ) -> list[Segment]:
     """The segments of `trace`, one `Segment` per reflection cast, for a sensor that
     needs only the valid ones (a lidar's points) and not the (N, B+1) arrays. Arguments
@@ -105,7 +106,7 @@ def trace_segments(
     for k in range(segments):
         hits = scene.cast(
             o, d, left if rows is None else left[rows], ignore_actor=ignore_actor,
-            near_actors=near_actors if k == 0 else None,
+            near_actors=near_actors if k == 0 else None, actors=actors,
         )  # fmt: skip
         p = o + hits.distance[:, None] * d  # NaN for misses
         parts.append(Segment(rows, hits, p))
@@ -133,6 +134,7 @@ def trace(
     *,
     ignore_actor: int = -1,
     near_actors: IntArray | None = None,
+    actors: IntArray | None = None,
 ) -> Trace:
     """Traces N rays with up to ``bounces`` specular reflections (see the module docstring).
 
@@ -145,11 +147,13 @@ def trace(
         ignore_actor: The actor the rays pass through (-1: none).
         near_actors: The rays (ascending) whose first segment may hit a moving actor,
             where the caller knows (`Scene.cast`); None: every ray.
+        actors: The moving actors any segment may hit, where the caller knows
+            (`Scene.cast`); None: every one.
     """
     n, segments = len(origins), bounces + 1
     parts = trace_segments(
         scene, origins, directions, max_lengths, bounces, ignore_actor=ignore_actor,
-        near_actors=near_actors,
+        near_actors=near_actors, actors=actors,
     )  # fmt: skip
     if segments == 1:  # one segment: the hits as they are, no copies
         h, p = parts[0].hits, parts[0].locations
