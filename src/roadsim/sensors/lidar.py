@@ -22,18 +22,17 @@ run gives the same points bit for bit, whichever frames were sampled before.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._types import Float32Array, FloatArray, IntArray
+from roadsim._jit import njit
+from roadsim._types import BoolArray, Float32Array, FloatArray, IntArray
 from roadsim.road.surface_classes import SURFACE_CLASSES, SURFACE_IDS
 from roadsim.scenario.sensors import LidarSpec
 from roadsim.sensors.mount import Mount, Pose
-from roadsim.sensors.raycast import Hits
 from roadsim.sensors.raytracer import BOUNCE_OFFSET_M, RaySensor, Segment, trace_segments
 from roadsim.sensors.scene import Scene
 from roadsim.world.state import STATIC_OBJECT, WorldState
@@ -261,22 +260,30 @@ class Lidar(RaySensor):
                 near_actors=near, actors=actors,
             )  # fmt: skip
             ray = np.flatnonzero(hits.valid)
-            seg = np.zeros(len(ray), dtype=np.int64)
-            path = hits.distance[ray]
-            surface, actor, lane = hits.surface[ray], hits.actor[ray], hits.lane[ray]
-            # (Over every ray, then taken: rows of 3 are several times faster so.)
-            cos = np.abs(np.einsum("ij,ij->i", d_world, hits.normal))[ray]
-            intensity = REFLECTIVITY[surface] * cos
-            seg_dir = np.take(self.directions, ray, axis=0)  # (sensor frame)
-            points = seg_dir * path[:, None]
+            noise, keep = self._noise(frame, len(ray))
+            m = len(ray) if keep is None else int(np.count_nonzero(keep))
+            points = np.empty((m, 3), dtype=np.float32)
+            path, intensity = np.empty(m, dtype=np.float32), np.empty(m, dtype=np.float32)
+            surface, actor, lane = (
+                np.empty(m, dtype=np.uint8), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+            )  # fmt: skip
+            picked = np.empty(m, dtype=np.int64)
+            # (Over every ray, then picked: rows of 3 are several times faster so.)
+            cos = np.abs(np.einsum("ij,ij->i", d_world, hits.normal))
+            nothing = np.zeros(0)
+            _direct_points(
+                ray, hits.distance, cos, hits.surface, hits.actor, hits.lane, self.directions,
+                REFLECTIVITY, nothing if noise is None else noise,
+                nothing.astype(bool) if keep is None else keep,
+                picked, points, path, intensity, surface, actor, lane,
+            )  # fmt: skip
+            ray, seg = picked, np.zeros(m, dtype=np.int64)
         else:
             parts = trace_segments(
                 scene, origins, d_world, np.full(n, self.range), self.bounces,
                 ignore_actor=self.mount.actor, near_actors=near, actors=actors,
             )  # fmt: skip
-            ray, seg, (location, normal, distance, surface, actor, lane) = _by_ray(
-                parts, n, lambda h, p: (p, h.normal, h.distance, h.surface, h.actor, h.lane)
-            )
+            ray, seg, location, normal, distance, surface, actor, lane = _by_ray(parts, n)
             # Each point's last segment (sensor frame), for the intensity and the noise:
             # from the point before it on its ray (the one before it in the list).
             points = pose.to_sensor(location)
@@ -295,18 +302,11 @@ class Lidar(RaySensor):
                 path[at] = path[at - 1] + distance[at]
                 before[at] = before[at - 1] * REFLECTIVITY[surface[at - 1]]
             intensity = REFLECTIVITY[surface] * cos * before
-        spec = self.spec
-        if spec.range_noise_std > 0.0 or spec.dropout > 0.0:
-            rng = np.random.default_rng(
-                np.random.SeedSequence(self.seed, spawn_key=(NOISE_STREAM, self.id, frame))
-            )
-            noise = rng.standard_normal(len(ray)) * spec.range_noise_std
-            drop = rng.random(len(ray))
-            if spec.range_noise_std > 0.0:
+            noise, keep = self._noise(frame, len(ray))
+            if noise is not None:
                 points = points + noise[:, None] * seg_dir
                 path = path + noise
-            if spec.dropout > 0.0:
-                keep = drop >= spec.dropout
+            if keep is not None:
                 ray, seg, points, path, intensity = (
                     ray[keep], seg[keep], points[keep], path[keep], intensity[keep]
                 )
@@ -317,9 +317,9 @@ class Lidar(RaySensor):
             frame=frame,
             time=time,
             pose=pose,
-            xyz=points.astype(np.float32),
-            range=path.astype(np.float32),
-            intensity=intensity.astype(np.float32),
+            xyz=points.astype(np.float32, copy=False),
+            range=path.astype(np.float32, copy=False),
+            intensity=intensity.astype(np.float32, copy=False),
             surface_ids=surface,
             actor_ids=actor,
             lane_uids=lane,
@@ -330,29 +330,130 @@ class Lidar(RaySensor):
             rays=n,
         )
 
+    def _noise(self, frame: int, m: int) -> tuple[FloatArray | None, BoolArray | None]:
+        """The range noise of m points (m) and which of them dropout keeps; None for
+        either where the lidar has none."""
+        spec = self.spec
+        if spec.range_noise_std <= 0.0 and spec.dropout <= 0.0:
+            return None, None
+        rng = np.random.default_rng(
+            np.random.SeedSequence(self.seed, spawn_key=(NOISE_STREAM, self.id, frame))
+        )
+        noise = rng.standard_normal(m) * spec.range_noise_std
+        drop = rng.random(m)
+        return (
+            noise if spec.range_noise_std > 0.0 else None,
+            drop >= spec.dropout if spec.dropout > 0.0 else None,
+        )
 
-def _by_ray(
-    parts: list[Segment], n: int, fields: Callable[[Hits, FloatArray], tuple[npt.NDArray[Any], ...]]
-) -> tuple[IntArray, IntArray, list[npt.NDArray[Any]]]:
+
+@njit
+def _direct_points(
+    ray: IntArray,
+    distance: FloatArray,
+    cos: FloatArray,
+    surface: npt.NDArray[np.uint8],
+    actor: IntArray,
+    lane: IntArray,
+    directions: FloatArray,
+    reflectivity: FloatArray,
+    noise: FloatArray,
+    keep: BoolArray,
+    ray_of: IntArray,
+    xyz: Float32Array,
+    range_: Float32Array,
+    intensity: Float32Array,
+    surface_of: npt.NDArray[np.uint8],
+    actor_of: IntArray,
+    lane_of: IntArray,
+) -> None:
+    """The points of the rays ``ray`` that hit (the last seven arguments, written) from
+    their hits (by ray), the cosine of each ray's incidence and its sensor-frame
+    direction; with ``noise`` added to each point's range (none where empty), and only
+    those points ``keep`` keeps (all where empty)."""
+    noisy, dropping = noise.shape[0] > 0, keep.shape[0] > 0
+    j = 0
+    for i in range(ray.shape[0]):
+        if dropping and not keep[i]:
+            continue
+        r = ray[i]
+        path = distance[r]
+        for c in range(3):
+            x = directions[r, c] * path
+            xyz[j, c] = x + noise[i] * directions[r, c] if noisy else x
+        range_[j] = path + noise[i] if noisy else path
+        intensity[j] = reflectivity[surface[r]] * cos[r]
+        ray_of[j] = r
+        surface_of[j], actor_of[j], lane_of[j] = surface[r], actor[r], lane[r]
+        j += 1
+
+
+def _by_ray(parts: list[Segment], n: int) -> tuple[npt.NDArray[Any], ...]:
     """The valid segments of N traced rays (`trace_segments`) as one list, by ray and then
-    by segment (``np.nonzero`` of the (N, B+1) ``valid``): each one's ray, segment, and
-    ``fields(hits, locations)`` of its part, gathered in that order."""
-    rows = []
+    by segment (``np.nonzero`` of the (N, B+1) ``valid``): each one's ray and segment,
+    and its location, normal, distance, surface, actor and lane, in that order."""
+    every = np.zeros(0, dtype=np.int64)  # (a part of every ray)
     count = np.zeros(n, dtype=np.int64)
     for part in parts:
-        rows.append(np.flatnonzero(part.hits.valid))
-        ray = rows[-1] if part.rays is None else part.rays[rows[-1]]
-        count[ray] += 1  # (a ray's valid segments are its first ones)
+        _count_valid(part.hits.valid, every if part.rays is None else part.rays, count)
     first = np.cumsum(count) - count
-    m = int(count.sum())
-    ray_of, seg_of = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
-    out: list[npt.NDArray[Any]] = []
-    for k, (part, row) in enumerate(zip(parts, rows, strict=True)):
-        ray = row if part.rays is None else part.rays[row]
-        at = first[ray] + k
-        ray_of[at], seg_of[at] = ray, k
-        for j, field in enumerate(fields(part.hits, part.locations)):
-            if k == 0:
-                out.append(np.empty((m, *field.shape[1:]), dtype=field.dtype))
-            out[j][at] = field[row]
-    return ray_of, seg_of, out
+    m = int(first[-1] + count[-1]) if n else 0
+    h = parts[0].hits
+    out = (
+        np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty((m, 3)),
+        np.empty((m, 3)), np.empty(m), np.empty(m, dtype=h.surface.dtype),
+        np.empty(m, dtype=h.actor.dtype), np.empty(m, dtype=h.lane.dtype),
+    )  # fmt: skip
+    for k, part in enumerate(parts):
+        h = part.hits
+        _gather_valid(
+            k, h.valid, every if part.rays is None else part.rays, first, part.locations,
+            h.normal, h.distance, h.surface, h.actor, h.lane, *out,
+        )  # fmt: skip
+    return out
+
+
+@njit
+def _count_valid(valid: BoolArray, rays: IntArray, count: IntArray) -> None:
+    """Adds one to ``count`` of each ray (``rays``, or the row itself where empty) of a
+    valid row."""
+    every = rays.shape[0] == 0
+    for i in range(valid.shape[0]):
+        if valid[i]:
+            count[i if every else rays[i]] += 1
+
+
+@njit
+def _gather_valid(
+    k: int,
+    valid: BoolArray,
+    rays: IntArray,
+    first: IntArray,
+    location: FloatArray,
+    normal: FloatArray,
+    distance: FloatArray,
+    surface: npt.NDArray[np.uint8],
+    actor: IntArray,
+    lane: IntArray,
+    ray_of: IntArray,
+    seg_of: IntArray,
+    location_of: FloatArray,
+    normal_of: FloatArray,
+    distance_of: FloatArray,
+    surface_of: npt.NDArray[np.uint8],
+    actor_of: IntArray,
+    lane_of: IntArray,
+) -> None:
+    """Copies the valid rows of segment k (rays ``rays``, or the rows themselves where
+    empty) to their places in the list: the ray's ``first`` place plus k."""
+    every = rays.shape[0] == 0
+    for i in range(valid.shape[0]):
+        if valid[i]:
+            r = i if every else rays[i]
+            at = first[r] + k
+            ray_of[at], seg_of[at] = r, k
+            for j in range(3):
+                location_of[at, j] = location[i, j]
+                normal_of[at, j] = normal[i, j]
+            distance_of[at] = distance[i]
+            surface_of[at], actor_of[at], lane_of[at] = surface[i], actor[i], lane[i]
