@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._jit import njit
 from roadsim._types import BoolArray, FloatArray, IntArray, UInt8Array
 from roadsim.scenario.sensors import RayTracerSpec
 from roadsim.sensors.mount import Mount, Pose
@@ -108,7 +109,8 @@ def trace_segments(
             o, d, left if rows is None else left[rows], ignore_actor=ignore_actor,
             near_actors=near_actors if k == 0 else None, actors=actors,
         )  # fmt: skip
-        p = o + hits.distance[:, None] * d  # NaN for misses
+        p = np.empty((len(d), 3))
+        _ends(o, d, hits.distance, p)  # NaN for misses
         parts.append(Segment(rows, hits, p))
         if k + 1 == segments:
             break
@@ -118,11 +120,48 @@ def trace_segments(
         if not rows.size:
             break
         left[rows] = remaining[go]
-        normal = hits.normal[go]
-        d = d[go] - 2.0 * np.einsum("ij,ij->i", d[go], normal)[:, None] * normal
-        d /= np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
-        o = p[go] + BOUNCE_OFFSET_M * normal
+        # r = d - 2 (d . n) n, made unit; the next start off the surface. (The dot
+        # products by numpy, the rest compiled: the same values as numpy's throughout.)
+        d, normal, o = _rows(go, d), _rows(go, hits.normal), _rows(go, p)
+        _reflect(d, normal, np.einsum("ij,ij->i", d, normal))
+        _normalise_and_offset(d, np.sqrt(np.einsum("ij,ij->i", d, d)), o, normal)
     return parts
+
+
+@njit
+def _ends(o: FloatArray, d: FloatArray, t: FloatArray, p: FloatArray) -> None:
+    """p = o + t d, row by row (p written)."""
+    for i in range(d.shape[0]):
+        for j in range(3):
+            p[i, j] = o[i, j] + t[i] * d[i, j]
+
+
+@njit
+def _rows(rows: IntArray, a: FloatArray) -> FloatArray:
+    """``a[rows]`` of an (N, 3) array."""
+    out = np.empty((rows.shape[0], 3))
+    for i in range(rows.shape[0]):
+        for j in range(3):
+            out[i, j] = a[rows[i], j]
+    return out
+
+
+@njit
+def _reflect(d: FloatArray, normal: FloatArray, dot: FloatArray) -> None:
+    """d - 2 (d . n) n, in place, given each row's ``dot`` = d . n."""
+    for i in range(d.shape[0]):
+        twice = 2.0 * dot[i]
+        for j in range(3):
+            d[i, j] = d[i, j] - twice * normal[i, j]
+
+
+@njit
+def _normalise_and_offset(d: FloatArray, size: FloatArray, o: FloatArray, normal: FloatArray) -> None:
+    """d / size and o + `BOUNCE_OFFSET_M` n, in place."""
+    for i in range(d.shape[0]):
+        for j in range(3):
+            d[i, j] = d[i, j] / size[i]
+            o[i, j] = o[i, j] + BOUNCE_OFFSET_M * normal[i, j]
 
 
 def trace(
