@@ -235,13 +235,8 @@ class Lidar(RaySensor):
         k = np.concatenate((k, k[cut]))
         first = np.searchsorted(self._azimuth_sorted, lo, side="left")
         stop = np.searchsorted(self._azimuth_sorted, hi, side="right")
-        size = np.maximum(stop - first, 0)
-        owner = np.repeat(k, size)
-        at = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
-        rays = self._by_azimuth[np.repeat(first, size) + at]
-        near = np.abs(self._elevation[rays] - mid_el[owner]) <= half_el[owner]
         mask = np.zeros(len(self.directions), dtype=bool)
-        mask[rays[near]] = True
+        _mark_near(first, stop, k, self._by_azimuth, self._elevation, mid_el, half_el, mask)
         return np.flatnonzero(mask), actors
 
     def sample(self, scene: Scene, state: WorldState, frame: int, time: float) -> PointCloud | None:
@@ -287,11 +282,7 @@ class Lidar(RaySensor):
             # Each point's last segment (sensor frame), for the intensity and the noise:
             # from the point before it on its ray (the one before it in the list).
             points = pose.to_sensor(location)
-            later = np.flatnonzero(seg > 0)
-            prev = np.zeros_like(points)
-            prev[later] = points[later - 1]
-            seg_dir = points - prev
-            seg_dir /= np.linalg.norm(seg_dir, axis=1, keepdims=True).clip(1e-12)
+            seg_dir = _segment_directions(points, seg)
             cos = np.abs(np.einsum("ij,ij->i", seg_dir, normal @ pose.rotation))
             # Each reflection before the point dims it by that surface's reflectance;
             # the path adds up the segments' lengths (as a cumulative sum along the ray
@@ -345,6 +336,45 @@ class Lidar(RaySensor):
             noise if spec.range_noise_std > 0.0 else None,
             drop >= spec.dropout if spec.dropout > 0.0 else None,
         )
+
+
+@njit
+def _mark_near(
+    first: IntArray,
+    stop: IntArray,
+    owner: IntArray,
+    by_azimuth: IntArray,
+    elevation: FloatArray,
+    mid_el: FloatArray,
+    half_el: FloatArray,
+    mask: BoolArray,
+) -> None:
+    """Marks in ``mask`` the rays of each run [first, stop) of the rays by azimuth whose
+    elevation lies within ``half_el`` of the ``mid_el`` of the run's sphere (``owner``)."""
+    for k in range(first.shape[0]):
+        mid, half = mid_el[owner[k]], half_el[owner[k]]
+        for at in range(first[k], stop[k]):
+            ray = by_azimuth[at]
+            if abs(elevation[ray] - mid) <= half:
+                mask[ray] = True
+
+
+@njit
+def _segment_directions(points: FloatArray, seg: IntArray) -> FloatArray:
+    """(M, 3) unit direction of the last segment of each point of a list by ray and then
+    by segment: from the point before it on its ray, or from the sensor (the origin) for
+    a first segment. Summed as numpy's norm sums a row of 3 (in order)."""
+    out = np.empty_like(points)
+    for i in range(points.shape[0]):
+        for j in range(3):
+            out[i, j] = points[i, j] - (points[i - 1, j] if seg[i] > 0 else 0.0)
+        x, y, z = out[i, 0], out[i, 1], out[i, 2]
+        size = np.sqrt((x * x + y * y) + z * z)
+        if size < 1e-12:  # (as numpy's clip: NaN stays)
+            size = 1e-12
+        for j in range(3):
+            out[i, j] = out[i, j] / size
+    return out
 
 
 @njit
