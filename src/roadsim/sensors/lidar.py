@@ -249,30 +249,25 @@ class Lidar(RaySensor):
         d_world = self.directions @ pose.rotation.T
         origins = np.broadcast_to(pose.position, (n, 3))
         near, actors = self._near_actors(state, pose)
+        # (float32 made straight for direct returns, float64 then cast after bounces)
+        points: npt.NDArray[np.floating[Any]]
+        path: npt.NDArray[np.floating[Any]]
         if self.bounces == 0:  # direct returns only: no trace, points along the rays
             hits = scene.cast(
                 origins, d_world, self.range, ignore_actor=self.mount.actor,
                 near_actors=near, actors=actors,
             )  # fmt: skip
-            ray = np.flatnonzero(hits.valid)
-            noise, keep = self._noise(frame, len(ray))
-            m = len(ray) if keep is None else int(np.count_nonzero(keep))
-            points = np.empty((m, 3), dtype=np.float32)
-            path, intensity = np.empty(m, dtype=np.float32), np.empty(m, dtype=np.float32)
-            surface, actor, lane = (
-                np.empty(m, dtype=np.uint8), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
-            )  # fmt: skip
-            picked = np.empty(m, dtype=np.int64)
+            hit = np.flatnonzero(hits.valid)
+            noise, keep = self._noise(frame, len(hit))
+            none = np.zeros(0)
             # (Over every ray, then picked: rows of 3 are several times faster so.)
             cos = np.abs(np.einsum("ij,ij->i", d_world, hits.normal))
-            nothing = np.zeros(0)
-            _direct_points(
-                ray, hits.distance, cos, hits.surface, hits.actor, hits.lane, self.directions,
-                REFLECTIVITY, nothing if noise is None else noise,
-                nothing.astype(bool) if keep is None else keep,
-                picked, points, path, intensity, surface, actor, lane,
+            ray, points, path, intensity, surface, actor, lane = _direct_points(
+                hit, hits.distance, cos, hits.surface, hits.actor, hits.lane, self.directions,
+                REFLECTIVITY, none if noise is None else noise,
+                none.astype(bool) if keep is None else keep,
             )  # fmt: skip
-            ray, seg = picked, np.zeros(m, dtype=np.int64)
+            seg = np.zeros(len(ray), dtype=np.int64)
         else:
             parts = trace_segments(
                 scene, origins, d_world, np.full(n, self.range), self.bounces,
@@ -379,7 +374,7 @@ def _segment_directions(points: FloatArray, seg: IntArray) -> FloatArray:
 
 @njit
 def _direct_points(
-    ray: IntArray,
+    hit: IntArray,
     distance: FloatArray,
     cos: FloatArray,
     surface: npt.NDArray[np.uint8],
@@ -389,24 +384,27 @@ def _direct_points(
     reflectivity: FloatArray,
     noise: FloatArray,
     keep: BoolArray,
-    ray_of: IntArray,
-    xyz: Float32Array,
-    range_: Float32Array,
-    intensity: Float32Array,
-    surface_of: npt.NDArray[np.uint8],
-    actor_of: IntArray,
-    lane_of: IntArray,
-) -> None:
-    """The points of the rays ``ray`` that hit (the last seven arguments, written) from
-    their hits (by ray), the cosine of each ray's incidence and its sensor-frame
-    direction; with ``noise`` added to each point's range (none where empty), and only
-    those points ``keep`` keeps (all where empty)."""
+) -> tuple[
+    IntArray, Float32Array, Float32Array, Float32Array, npt.NDArray[np.uint8], IntArray, IntArray
+]:
+    """The points of the rays ``hit`` that hit something: each one's ray, xyz (sensor
+    frame), range, intensity, surface, actor and lane, from the hits of every ray, the
+    cosine of its incidence and its sensor-frame direction; with ``noise`` added to
+    each range (none where empty), and only the points ``keep`` keeps (all where
+    empty). The same values as numpy's float64 products and float32 casts."""
     noisy, dropping = noise.shape[0] > 0, keep.shape[0] > 0
+    m = np.count_nonzero(keep) if dropping else hit.shape[0]
+    ray_of = np.empty(m, dtype=np.int64)
+    xyz = np.empty((m, 3), dtype=np.float32)
+    range_ = np.empty(m, dtype=np.float32)
+    intensity = np.empty(m, dtype=np.float32)
+    surface_of = np.empty(m, dtype=np.uint8)
+    actor_of, lane_of = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
     j = 0
-    for i in range(ray.shape[0]):
+    for i in range(hit.shape[0]):
         if dropping and not keep[i]:
             continue
-        r = ray[i]
+        r = hit[i]
         path = distance[r]
         for c in range(3):
             x = directions[r, c] * path
@@ -416,6 +414,7 @@ def _direct_points(
         ray_of[j] = r
         surface_of[j], actor_of[j], lane_of[j] = surface[r], actor[r], lane[r]
         j += 1
+    return ray_of, xyz, range_, intensity, surface_of, actor_of, lane_of
 
 
 def _by_ray(parts: list[Segment], n: int) -> tuple[npt.NDArray[Any], ...]:
@@ -427,7 +426,7 @@ def _by_ray(parts: list[Segment], n: int) -> tuple[npt.NDArray[Any], ...]:
     for part in parts:
         _count_valid(part.hits.valid, every if part.rays is None else part.rays, count)
     first = np.cumsum(count) - count
-    m = int(first[-1] + count[-1]) if n else 0
+    m = int(count.sum())
     h = parts[0].hits
     out = (
         np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty((m, 3)),
