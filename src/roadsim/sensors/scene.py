@@ -510,8 +510,9 @@ class Scene:
                 nothing.
             ignore_actor: An actor the rays pass through (the vehicle a sensor is
                 mounted on); -1 for none.
-            near_actors: The rays (ascending) that may hit a moving actor, where the caller knows
-                (the others are cast against the static mesh alone); None: every ray.
+            near_actors: The rays (ascending) that may hit a moving actor, where the
+                caller knows (the others are cast against the static mesh alone); None:
+                every ray.
             actors: The moving actors (ids) the rays may hit, where the caller knows:
                 the others are left out of the moving mesh, which is so built faster
                 (at its first cast after `update`); None: every one.
