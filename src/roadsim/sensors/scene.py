@@ -544,8 +544,8 @@ class Scene:
             # look-ups included: they are most of the time beside the casts.
             if one is None:
                 local = (o[a:b] - self.origin).astype(np.float32)
-            else:
-                local = np.broadcast_to(one, (b - a, 3)).copy()
+            else:  # (read in place, no copy: the backend reads any strides)
+                local = np.broadcast_to(one, (b - a, 3))
             d32 = d[a:b].astype(np.float32)
             hs = static.intersect(local, d32, m32[a:b].copy())
             tri, t, ng = hs.triangle, hs.t, hs.normal
