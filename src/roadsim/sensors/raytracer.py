@@ -72,7 +72,7 @@ class Trace:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Segment:
-    """Segment k of the rays still going after k - 1 reflections (`trace_segments`).
+    """Segment k (after k reflections) of the rays still going (`trace_segments`).
 
     Attributes:
         rays: (R,) which of the N rays were cast (ascending); None: all N, in order.
@@ -102,7 +102,7 @@ def trace_segments(
     segments = bounces + 1
     left = np.asarray(max_lengths, dtype=np.float64).copy()
     rows: IntArray | None = None  # the rays still going (None: all of them)
-    o, d = origins, directions
+    o, d = np.asarray(origins, dtype=np.float64), np.asarray(directions, dtype=np.float64)
     parts: list[Segment] = []
     for k in range(segments):
         hits = scene.cast(
