@@ -9,9 +9,12 @@ at each of ``--samples`` ticks times, after the tick:
   frame (`Scene.update`), the rays cast against both meshes with full records (distance,
   normal, class, actor, lane), and the point cloud made (every field);
 - ``lidar, 1 bounce``: the same with ``bounces: 1``;
-- ``embree``: the same 131,072 rays (float32, ready) through embreex alone, the static
-  mesh and then the moving one up to the static hit, ``output=1``: the floor that our
-  layer adds to;
+- ``embree``: the casts of that sample through embreex alone, on one thread, float32
+  rays ready: the 131,072 rays against the static mesh, then the rays near an actor
+  against the mesh of the actors in range up to the static hit (`Lidar._near_actors`),
+  ``output=1``: the floor that our layer adds to;
+- ``embree, every ray``: every ray against the static mesh and then against every
+  moving actor's box: what a cast without the lidar's culling would cost;
 - ``update``: the moving mesh's rebuild alone.
 
 It prints the median ms of each, and, to show the work was real, the vehicles, the
@@ -80,10 +83,17 @@ def sample(scene: Scene, sensor: Lidar, sim: Simulation) -> PointCloud:
     return out
 
 
-def embree_only(scene: Scene, o: Any, d: Any, far: Any, actor: int) -> None:
-    """The same rays through embreex alone: static, then moving up to the static hit."""
-    static, moving = scene._static, scene._moving_mesh(actor)
-    moving.intersect(o, d, static.intersect(o, d, far).t)
+def embree_only(
+    scene: Scene, o: Any, d: Any, far: Any, near: Any, in_range: Any, actor: int
+) -> None:
+    """The lidar's casts through embreex alone: static, then the rays near an actor
+    (``near``, None: every ray) against the actors in range (``in_range``, None: every
+    moving actor but the lidar's own), up to the static hit."""
+    t = scene._static.intersect(o, d, far).t
+    some = None if in_range is None else scene._some_actors(in_range)[0]
+    moving = scene._moving_mesh(actor) if some is None else some
+    rows = slice(None) if near is None else near
+    moving.intersect(o[rows], d[rows], t[rows])
 
 
 def run_samples(args: argparse.Namespace) -> None:
@@ -92,7 +102,9 @@ def run_samples(args: argparse.Namespace) -> None:
     assert isinstance(lidar, Lidar) and isinstance(bounce, Lidar)
     scene = sim.scene
     scene.pool = RayPool(args.pool)
-    times: dict[str, list[float]] = {k: [] for k in ("lidar", "lidar, 1 bounce", "embree", "update")}
+    times: dict[str, list[float]] = {
+        k: [] for k in ("lidar", "lidar, 1 bounce", "embree", "embree, every ray", "update")
+    }
     returns, actors, seen = [], [], []
     for k in range(args.samples + 2):
         sim.step()
@@ -107,13 +119,18 @@ def run_samples(args: argparse.Namespace) -> None:
         d = (lidar.directions @ pose.rotation.T).astype(np.float32)
         o = np.broadcast_to((pose.position - scene.origin).astype(np.float32), d.shape).copy()
         far = np.full(len(d), lidar.range, dtype=np.float32)
-        scene._moving_mesh(lidar.mount.actor)  # (built here, not timed)
-        t_embree, _ = timed(embree_only, scene, o, d, far, lidar.mount.actor)
+        near, in_range = lidar._near_actors(st, pose)
+        # (The meshes built here, not timed: a sample's time holds their builds.)
+        own = lidar.mount.actor
+        scene._some_actors(in_range), scene._moving_mesh(own)
+        t_embree, _ = timed(embree_only, scene, o, d, far.copy(), near, in_range, own)
+        t_every, _ = timed(embree_only, scene, o, d, far.copy(), None, None, own)
         if k < 2:  # warm-up
             continue
         times["lidar"].append(t_lidar)
         times["lidar, 1 bounce"].append(t_bounce)
         times["embree"].append(t_embree)
+        times["embree, every ray"].append(t_every)
         times["update"].append(t_update)
         returns.append(len(pc) / pc.rays)
         actors.append(np.sum(pc.actor_ids >= 0) / pc.rays)
@@ -123,7 +140,8 @@ def run_samples(args: argparse.Namespace) -> None:
     print(
         f"multi_intersections, {vehicles} vehicles moving, {len(scene.static.triangles):,} static "
         f"+ {len(scene.moving.triangles):,} moving triangles; lidar 64 x 2048 = {lidar.rays:,} "
-        f"rays, {args.samples} samples, {scene.pool.threads} thread(s)"
+        f"rays, {args.samples} samples, {scene.pool.threads} thread(s), load average "
+        f"{os.getloadavg()[0]:.2f}"
     )
     floor = statistics.median(times["embree"])
     print(f"{'what':<18} {'median ms':>9} {'x embree':>9}")

@@ -303,7 +303,8 @@ def test_a_lidar_casts_near_actors_only_as_if_it_cast_every_ray(
     tmp_path: Path, bounces: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The lidar casts against the moving actors only the rays within an actor's bounding
-    # sphere as seen from it (Lidar._near_actors); casting every ray must give the same.
+    # sphere as seen from it, and only against the actors within its range
+    # (Lidar._near_actors); casting every ray against every actor must give the same.
     from roadsim.sensors.lidar import Lidar
 
     sensors = (
@@ -321,13 +322,67 @@ def test_a_lidar_casts_near_actors_only_as_if_it_cast_every_ray(
         assert isinstance(culled, PointCloud)
         pose = lidar.pose(sim.state)
         assert pose is not None
-        near = lidar._near_actors(sim.state, pose)
+        near, actors = lidar._near_actors(sim.state, pose)
         assert near is not None and 0 < len(near) < lidar.rays
+        assert 0 < len(actors) < int(np.sum(sim.state.active)) - 1
         with monkeypatch.context() as m:
-            m.setattr(Lidar, "_near_actors", lambda self, state, pose: None)
+            m.setattr(Lidar, "_near_actors", lambda self, state, pose: (None, None))
             every = lidar.sample(sim.scene, sim.state, sim.frame, sim.time)
         assert every is not None
         for name in ("xyz", "range", "intensity", "surface_ids", "actor_ids", "lane_uids"):
             assert np.array_equal(getattr(culled, name), getattr(every, name), equal_nan=True)
         seen_actors += int(np.sum(every.actor_ids >= 0))
     assert seen_actors > 0  # (the check means something only where actors are hit)
+
+
+@pytest.mark.parametrize("bounces", [0, 2])
+def test_a_lidars_points_are_those_of_its_trace(tmp_path: Path, bounces: int) -> None:
+    # The lidar gathers its points in compiled loops from the valid segments alone; they
+    # must be, bit for bit, what numpy makes of the full (N, B+1) trace of its rays.
+    from roadsim.sensors.lidar import REFLECTIVITY, Lidar
+    from roadsim.sensors.raytracer import trace
+
+    sensors = (
+        "sensors:\n"
+        f"  - {{type: lidar, name: roof, channels: 32, horizontal_resolution_deg: 0.5,\n"
+        f"     range: 150, bounces: {bounces}}}\n"
+    )
+    sim = Simulation(crest_scenario(tmp_path, sensors))
+    sim.run(1.0)
+    lidar, pc = sim.sensor("roof"), sim.readings["roof"]
+    assert isinstance(lidar, Lidar) and isinstance(pc, PointCloud)
+    pose = lidar.pose(sim.state)
+    assert pose is not None
+    n = lidar.rays
+    d = lidar.directions @ pose.rotation.T
+    tr = trace(
+        sim.scene, np.broadcast_to(pose.position, (n, 3)), d, np.full(n, lidar.range),
+        bounces, ignore_actor=lidar.mount.actor,
+    )  # fmt: skip
+    ray, seg = np.nonzero(tr.valid)
+    if bounces == 0:
+        points = lidar.directions[ray] * tr.distances[ray, seg][:, None]
+        cos = np.abs(np.einsum("ij,ij->i", d, tr.normals[:, 0]))[ray]
+        before = np.ones(len(ray))
+    else:
+        points = pose.to_sensor(tr.locations[ray, seg])
+        prev = np.where(
+            (seg > 0)[:, None], pose.to_sensor(tr.locations[ray, np.maximum(seg - 1, 0)]), 0.0
+        )
+        seg_dir = points - prev
+        seg_dir /= np.linalg.norm(seg_dir, axis=1, keepdims=True).clip(1e-12)
+        cos = np.abs(np.einsum("ij,ij->i", seg_dir, tr.normals[ray, seg] @ pose.rotation))
+        refl = np.where(tr.valid, REFLECTIVITY[tr.surface_ids], 1.0)
+        before = np.cumprod(np.concatenate((np.ones((n, 1)), refl[:, :-1]), axis=1), axis=1)
+        before = before[ray, seg]
+    path = np.cumsum(np.nan_to_num(tr.distances), axis=1)[ray, seg]
+    intensity = REFLECTIVITY[tr.surface_ids[ray, seg]] * cos * before
+    assert bounces == 0 or np.any(seg > 0)
+    assert np.array_equal(pc.xyz, points.astype(np.float32))
+    assert np.array_equal(pc.range, path.astype(np.float32))
+    assert np.array_equal(pc.intensity, intensity.astype(np.float32))
+    assert np.array_equal(pc.surface_ids, tr.surface_ids[ray, seg])
+    assert np.array_equal(pc.actor_ids, tr.actor_ids[ray, seg])
+    assert np.array_equal(pc.lane_uids, tr.lane_uids[ray, seg])
+    assert np.array_equal(pc.bounce, seg.astype(np.uint8))
+    assert np.array_equal(pc.channel, lidar.channel[ray])

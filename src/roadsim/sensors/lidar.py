@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from roadsim._types import Float32Array, FloatArray, IntArray
+from roadsim._jit import njit
+from roadsim._types import BoolArray, Float32Array, FloatArray, IntArray
 from roadsim.road.surface_classes import SURFACE_CLASSES, SURFACE_IDS
 from roadsim.scenario.sensors import LidarSpec
 from roadsim.sensors.mount import Mount, Pose
-from roadsim.sensors.raytracer import RaySensor, trace
+from roadsim.sensors.raytracer import BOUNCE_OFFSET_M, RaySensor, Segment, trace_segments
 from roadsim.sensors.scene import Scene
 from roadsim.world.state import STATIC_OBJECT, WorldState
 
@@ -178,11 +180,12 @@ class Lidar(RaySensor):
     def rays(self) -> int:
         return len(self.directions)
 
-    def _near_actors(self, state: WorldState, pose: Pose) -> IntArray | None:
-        """The rays that may hit a moving actor other than the one the lidar rides on:
-        those whose azimuth and elevation fall within a bounding sphere of an actor's
-        box as seen from the sensor (`Scene.cast` casts only these against the moving actors).
-        None where every ray may: the sensor within a sphere."""
+    def _near_actors(self, state: WorldState, pose: Pose) -> tuple[IntArray | None, IntArray]:
+        """The moving actors (ids) other than the one the lidar rides on that its rays may
+        reach, and the rays that may hit one of them: those whose azimuth and elevation
+        fall within a bounding sphere of an actor's box as seen from the sensor (None
+        where every ray may: the sensor within a sphere). `Scene.cast` casts only these
+        rays, and only against these actors."""
         slots = np.flatnonzero(
             state.active & (state.kind != STATIC_OBJECT) & (state.id != self.mount.actor)
         )
@@ -207,10 +210,13 @@ class Lidar(RaySensor):
         radius = 0.5 * np.sqrt(length**2 + width**2 + height**2) + _SPHERE_MARGIN
         p = (centre - pose.position) @ pose.rotation  # (the sensor frame)
         dist = np.linalg.norm(p, axis=1)
-        seen = dist - radius <= self.range
+        # (Every point of a path lies within its length of the sensor, a reflected
+        # segment's start BOUNCE_OFFSET_M off its surface aside.)
+        seen = dist - radius <= self.range + self.bounces * BOUNCE_OFFSET_M
         p, dist, radius = p[seen], dist[seen], radius[seen]
+        actors = np.unique(state.id[slots[seen]]).astype(np.int64)
         if np.any(dist <= radius):
-            return None
+            return None, actors
         # An actor right below or above the sensor spans every azimuth.
         level = np.hypot(p[:, 0], p[:, 1])
         every = level <= radius
@@ -229,15 +235,9 @@ class Lidar(RaySensor):
         k = np.concatenate((k, k[cut]))
         first = np.searchsorted(self._azimuth_sorted, lo, side="left")
         stop = np.searchsorted(self._azimuth_sorted, hi, side="right")
-        size = np.maximum(stop - first, 0)
-        owner = np.repeat(k, size)
-        at = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
-        rays = self._by_azimuth[np.repeat(first, size) + at]
-        near = np.abs(self._elevation[rays] - mid_el[owner]) <= half_el[owner]
         mask = np.zeros(len(self.directions), dtype=bool)
-        mask[rays[near]] = True
-        out: IntArray = np.flatnonzero(mask)
-        return out
+        _mark_near(first, stop, k, self._by_azimuth, self._elevation, mid_el, half_el, mask)
+        return np.flatnonzero(mask), actors
 
     def sample(self, scene: Scene, state: WorldState, frame: int, time: float) -> PointCloud | None:
         """One sweep in ``state`` (the scene updated to it); None while the actor it
@@ -248,57 +248,51 @@ class Lidar(RaySensor):
         n = self.rays
         d_world = self.directions @ pose.rotation.T
         origins = np.broadcast_to(pose.position, (n, 3))
+        near, actors = self._near_actors(state, pose)
+        # (float32 made straight for direct returns, float64 then cast after bounces)
+        points: npt.NDArray[np.floating[Any]]
+        path: npt.NDArray[np.floating[Any]]
         if self.bounces == 0:  # direct returns only: no trace, points along the rays
             hits = scene.cast(
                 origins, d_world, self.range, ignore_actor=self.mount.actor,
-                near_actors=self._near_actors(state, pose),
+                near_actors=near, actors=actors,
             )  # fmt: skip
-            ray = np.flatnonzero(hits.valid)
+            hit = np.flatnonzero(hits.valid)
+            noise, keep = self._noise(frame, len(hit))
+            none = np.zeros(0)
+            # (Over every ray, then picked: rows of 3 are several times faster so.)
+            cos = np.abs(np.einsum("ij,ij->i", d_world, hits.normal))
+            ray, points, path, intensity, surface, actor, lane = _direct_points(
+                hit, hits.distance, cos, hits.surface, hits.actor, hits.lane, self.directions,
+                REFLECTIVITY, none if noise is None else noise,
+                none.astype(bool) if keep is None else keep,
+            )  # fmt: skip
             seg = np.zeros(len(ray), dtype=np.int64)
-            path = hits.distance[ray]
-            surface, actor, lane = hits.surface[ray], hits.actor[ray], hits.lane[ray]
-            # (Over every ray, then taken: rows of 3 are several times faster so.)
-            cos = np.abs(np.einsum("ij,ij->i", d_world, hits.normal))[ray]
-            intensity = REFLECTIVITY[surface] * cos
-            seg_dir = np.take(self.directions, ray, axis=0)  # (sensor frame)
-            points = seg_dir * path[:, None]
         else:
-            tr = trace(
+            parts = trace_segments(
                 scene, origins, d_world, np.full(n, self.range), self.bounces,
-                ignore_actor=self.mount.actor, near_actors=self._near_actors(state, pose),
+                ignore_actor=self.mount.actor, near_actors=near, actors=actors,
             )  # fmt: skip
-            ray, seg = np.nonzero(tr.valid)  # by ray, then by segment
-            surface, actor, lane = (
-                tr.surface_ids[ray, seg], tr.actor_ids[ray, seg], tr.lane_uids[ray, seg],
-            )  # fmt: skip
-            # Each point's last segment (sensor frame), for the intensity and the noise.
-            points = pose.to_sensor(tr.locations[ray, seg])
-            prev = np.where(
-                (seg > 0)[:, None],
-                pose.to_sensor(tr.locations[ray, np.maximum(seg - 1, 0)]),
-                0.0,
-            )
-            seg_dir = points - prev
-            seg_dir /= np.linalg.norm(seg_dir, axis=1, keepdims=True).clip(1e-12)
-            path = np.cumsum(np.nan_to_num(tr.distances), axis=1)[ray, seg]
-            normal = tr.normals[ray, seg] @ pose.rotation
-            cos = np.abs(np.einsum("ij,ij->i", seg_dir, normal))
-            # Each reflection before the point dims it by that surface's reflectance.
-            refl = np.where(tr.valid, REFLECTIVITY[tr.surface_ids], 1.0)
-            before = np.cumprod(np.concatenate((np.ones((n, 1)), refl[:, :-1]), axis=1), axis=1)
-            intensity = REFLECTIVITY[surface] * cos * before[ray, seg]
-        spec = self.spec
-        if spec.range_noise_std > 0.0 or spec.dropout > 0.0:
-            rng = np.random.default_rng(
-                np.random.SeedSequence(self.seed, spawn_key=(NOISE_STREAM, self.id, frame))
-            )
-            noise = rng.standard_normal(len(ray)) * spec.range_noise_std
-            drop = rng.random(len(ray))
-            if spec.range_noise_std > 0.0:
+            ray, seg, location, normal, distance, surface, actor, lane = _by_ray(parts, n)
+            # Each point's last segment (sensor frame), for the intensity and the noise:
+            # from the point before it on its ray (the one before it in the list).
+            points = pose.to_sensor(location)
+            seg_dir = _segment_directions(points, seg)
+            cos = np.abs(np.einsum("ij,ij->i", seg_dir, normal @ pose.rotation))
+            # Each reflection before the point dims it by that surface's reflectance;
+            # the path adds up the segments' lengths (as a cumulative sum along the ray
+            # would: in order, one bounce after the other).
+            path, before = distance, np.ones(len(ray))
+            for k in range(1, self.bounces + 1):
+                at = np.flatnonzero(seg == k)
+                path[at] = path[at - 1] + distance[at]
+                before[at] = before[at - 1] * REFLECTIVITY[surface[at - 1]]
+            intensity = REFLECTIVITY[surface] * cos * before
+            noise, keep = self._noise(frame, len(ray))
+            if noise is not None:
                 points = points + noise[:, None] * seg_dir
                 path = path + noise
-            if spec.dropout > 0.0:
-                keep = drop >= spec.dropout
+            if keep is not None:
                 ray, seg, points, path, intensity = (
                     ray[keep], seg[keep], points[keep], path[keep], intensity[keep]
                 )
@@ -309,9 +303,9 @@ class Lidar(RaySensor):
             frame=frame,
             time=time,
             pose=pose,
-            xyz=points.astype(np.float32),
-            range=path.astype(np.float32),
-            intensity=intensity.astype(np.float32),
+            xyz=points.astype(np.float32, copy=False),
+            range=path.astype(np.float32, copy=False),
+            intensity=intensity.astype(np.float32, copy=False),
             surface_ids=surface,
             actor_ids=actor,
             lane_uids=lane,
@@ -321,3 +315,174 @@ class Lidar(RaySensor):
             bounce=seg.astype(np.uint8),
             rays=n,
         )
+
+    def _noise(self, frame: int, m: int) -> tuple[FloatArray | None, BoolArray | None]:
+        """The range noise of m points (m) and which of them dropout keeps; None for
+        either where the lidar has none."""
+        spec = self.spec
+        if spec.range_noise_std <= 0.0 and spec.dropout <= 0.0:
+            return None, None
+        rng = np.random.default_rng(
+            np.random.SeedSequence(self.seed, spawn_key=(NOISE_STREAM, self.id, frame))
+        )
+        noise = rng.standard_normal(m) * spec.range_noise_std
+        drop = rng.random(m)
+        return (
+            noise if spec.range_noise_std > 0.0 else None,
+            drop >= spec.dropout if spec.dropout > 0.0 else None,
+        )
+
+
+@njit
+def _mark_near(
+    first: IntArray,
+    stop: IntArray,
+    owner: IntArray,
+    by_azimuth: IntArray,
+    elevation: FloatArray,
+    mid_el: FloatArray,
+    half_el: FloatArray,
+    mask: BoolArray,
+) -> None:
+    """Marks in ``mask`` the rays of each run [first, stop) of the rays by azimuth whose
+    elevation lies within ``half_el`` of the ``mid_el`` of the run's sphere (``owner``)."""
+    for k in range(first.shape[0]):
+        mid, half = mid_el[owner[k]], half_el[owner[k]]
+        for at in range(first[k], stop[k]):
+            ray = by_azimuth[at]
+            if abs(elevation[ray] - mid) <= half:
+                mask[ray] = True
+
+
+@njit
+def _segment_directions(points: FloatArray, seg: IntArray) -> FloatArray:
+    """(M, 3) unit direction of the last segment of each point of a list by ray and then
+    by segment: from the point before it on its ray, or from the sensor (the origin) for
+    a first segment. Summed as numpy's norm sums a row of 3 (in order)."""
+    out = np.empty_like(points)
+    for i in range(points.shape[0]):
+        for j in range(3):
+            out[i, j] = points[i, j] - (points[i - 1, j] if seg[i] > 0 else 0.0)
+        x, y, z = out[i, 0], out[i, 1], out[i, 2]
+        size = np.sqrt((x * x + y * y) + z * z)
+        if size < 1e-12:  # (as numpy's clip: NaN stays)
+            size = 1e-12
+        for j in range(3):
+            out[i, j] = out[i, j] / size
+    return out
+
+
+@njit
+def _direct_points(
+    hit: IntArray,
+    distance: FloatArray,
+    cos: FloatArray,
+    surface: npt.NDArray[np.uint8],
+    actor: IntArray,
+    lane: IntArray,
+    directions: FloatArray,
+    reflectivity: FloatArray,
+    noise: FloatArray,
+    keep: BoolArray,
+) -> tuple[
+    IntArray, Float32Array, Float32Array, Float32Array, npt.NDArray[np.uint8], IntArray, IntArray
+]:
+    """The points of the rays ``hit`` that hit something: each one's ray, xyz (sensor
+    frame), range, intensity, surface, actor and lane, from the hits of every ray, the
+    cosine of its incidence and its sensor-frame direction; with ``noise`` added to
+    each range (none where empty), and only the points ``keep`` keeps (all where
+    empty). The same values as numpy's float64 products and float32 casts."""
+    noisy, dropping = noise.shape[0] > 0, keep.shape[0] > 0
+    m = np.count_nonzero(keep) if dropping else hit.shape[0]
+    ray_of = np.empty(m, dtype=np.int64)
+    xyz = np.empty((m, 3), dtype=np.float32)
+    range_ = np.empty(m, dtype=np.float32)
+    intensity = np.empty(m, dtype=np.float32)
+    surface_of = np.empty(m, dtype=np.uint8)
+    actor_of, lane_of = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+    j = 0
+    for i in range(hit.shape[0]):
+        if dropping and not keep[i]:
+            continue
+        r = hit[i]
+        path = distance[r]
+        for c in range(3):
+            x = directions[r, c] * path
+            xyz[j, c] = x + noise[i] * directions[r, c] if noisy else x
+        range_[j] = path + noise[i] if noisy else path
+        intensity[j] = reflectivity[surface[r]] * cos[r]
+        ray_of[j] = r
+        surface_of[j], actor_of[j], lane_of[j] = surface[r], actor[r], lane[r]
+        j += 1
+    return ray_of, xyz, range_, intensity, surface_of, actor_of, lane_of
+
+
+def _by_ray(parts: list[Segment], n: int) -> tuple[npt.NDArray[Any], ...]:
+    """The valid segments of N traced rays (`trace_segments`) as one list, by ray and then
+    by segment (``np.nonzero`` of the (N, B+1) ``valid``): each one's ray and segment,
+    and its location, normal, distance, surface, actor and lane, in that order."""
+    every = np.zeros(0, dtype=np.int64)  # (a part of every ray)
+    count = np.zeros(n, dtype=np.int64)
+    for part in parts:
+        _count_valid(part.hits.valid, every if part.rays is None else part.rays, count)
+    first = np.cumsum(count) - count
+    m = int(count.sum())
+    h = parts[0].hits
+    out = (
+        np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty((m, 3)),
+        np.empty((m, 3)), np.empty(m), np.empty(m, dtype=h.surface.dtype),
+        np.empty(m, dtype=h.actor.dtype), np.empty(m, dtype=h.lane.dtype),
+    )  # fmt: skip
+    for k, part in enumerate(parts):
+        h = part.hits
+        _gather_valid(
+            k, h.valid, every if part.rays is None else part.rays, first, part.locations,
+            h.normal, h.distance, h.surface, h.actor, h.lane, *out,
+        )  # fmt: skip
+    return out
+
+
+@njit
+def _count_valid(valid: BoolArray, rays: IntArray, count: IntArray) -> None:
+    """Adds one to ``count`` of each ray (``rays``, or the row itself where empty) of a
+    valid row."""
+    every = rays.shape[0] == 0
+    for i in range(valid.shape[0]):
+        if valid[i]:
+            count[i if every else rays[i]] += 1
+
+
+@njit
+def _gather_valid(
+    k: int,
+    valid: BoolArray,
+    rays: IntArray,
+    first: IntArray,
+    location: FloatArray,
+    normal: FloatArray,
+    distance: FloatArray,
+    surface: npt.NDArray[np.uint8],
+    actor: IntArray,
+    lane: IntArray,
+    ray_of: IntArray,
+    seg_of: IntArray,
+    location_of: FloatArray,
+    normal_of: FloatArray,
+    distance_of: FloatArray,
+    surface_of: npt.NDArray[np.uint8],
+    actor_of: IntArray,
+    lane_of: IntArray,
+) -> None:
+    """Copies the valid rows of segment k (rays ``rays``, or the rows themselves where
+    empty) to their places in the list: the ray's ``first`` place plus k."""
+    every = rays.shape[0] == 0
+    for i in range(valid.shape[0]):
+        if valid[i]:
+            r = i if every else rays[i]
+            at = first[r] + k
+            ray_of[at], seg_of[at] = r, k
+            for j in range(3):
+                location_of[at, j] = location[i, j]
+                normal_of[at, j] = normal[i, j]
+            distance_of[at] = distance[i]
+            surface_of[at], actor_of[at], lane_of[at] = surface[i], actor[i], lane[i]

@@ -71,7 +71,8 @@ class TracedMesh(Protocol):
     def intersect(
         self, origins: Float32Array, directions: Float32Array, max_t: Float32Array
     ) -> RawHits:
-        """The nearest hit of each ray within ``max_t`` (local frame, unit directions)."""
+        """The nearest hit of each ray within ``max_t`` (local frame, unit directions).
+        ``origins`` may be one row broadcast to N (stride 0), as a lidar's are."""
         ...
 
 

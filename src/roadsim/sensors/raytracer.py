@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._jit import njit
 from roadsim._types import BoolArray, FloatArray, IntArray, UInt8Array
 from roadsim.scenario.sensors import RayTracerSpec
 from roadsim.sensors.mount import Mount, Pose
@@ -35,8 +36,10 @@ __all__ = [
     "RaySensor",
     "RayTracer",
     "RayTracerReading",
+    "Segment",
     "Trace",
     "trace",
+    "trace_segments",
 ]
 
 #: How far off a surface a reflected ray starts (m).
@@ -67,6 +70,100 @@ class Trace:
     valid: BoolArray
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Segment:
+    """Segment k (after k reflections) of the rays still going (`trace_segments`).
+
+    Attributes:
+        rays: (R,) which of the N rays were cast (ascending); None: all N, in order.
+        hits: Their R hits.
+        locations: (R, 3) where each hit a surface (world, m); NaN for misses.
+    """
+
+    rays: IntArray | None
+    hits: Hits
+    locations: FloatArray
+
+
+def trace_segments(
+    scene: Scene,
+    origins: FloatArray,
+    directions: FloatArray,
+    max_lengths: FloatArray,
+    bounces: int,
+    *,
+    ignore_actor: int = -1,
+    near_actors: IntArray | None = None,
+    actors: IntArray | None = None,
+) -> list[Segment]:
+    """The segments of `trace`, one `Segment` per reflection cast, for a sensor that
+    needs only the valid ones (a lidar's points) and not the (N, B+1) arrays. Arguments
+    as in `trace`; a segment no ray reached is not in the list."""
+    segments = bounces + 1
+    left = np.asarray(max_lengths, dtype=np.float64).copy()
+    rows: IntArray | None = None  # the rays still going (None: all of them)
+    o, d = np.asarray(origins, dtype=np.float64), np.asarray(directions, dtype=np.float64)
+    parts: list[Segment] = []
+    for k in range(segments):
+        hits = scene.cast(
+            o, d, left if rows is None else left[rows], ignore_actor=ignore_actor,
+            near_actors=near_actors if k == 0 else None, actors=actors,
+        )  # fmt: skip
+        p = np.empty((len(d), 3))
+        _ends(o, d, hits.distance, p)  # NaN for misses
+        parts.append(Segment(rows, hits, p))
+        if k + 1 == segments:
+            break
+        remaining = (left if rows is None else left[rows]) - np.nan_to_num(hits.distance)
+        go = np.flatnonzero(hits.valid & (remaining > 0.0))
+        rows = go if rows is None else rows[go]
+        if not rows.size:
+            break
+        left[rows] = remaining[go]
+        # r = d - 2 (d . n) n, made unit; the next start off the surface. (The dot
+        # products by numpy, the rest compiled: the same values as numpy's throughout.)
+        d, normal, o = _rows(go, d), _rows(go, hits.normal), _rows(go, p)
+        _reflect(d, normal, np.einsum("ij,ij->i", d, normal))
+        _normalise_and_offset(d, np.sqrt(np.einsum("ij,ij->i", d, d)), o, normal)
+    return parts
+
+
+@njit
+def _ends(o: FloatArray, d: FloatArray, t: FloatArray, p: FloatArray) -> None:
+    """p = o + t d, row by row (p written)."""
+    for i in range(d.shape[0]):
+        for j in range(3):
+            p[i, j] = o[i, j] + t[i] * d[i, j]
+
+
+@njit
+def _rows(rows: IntArray, a: FloatArray) -> FloatArray:
+    """``a[rows]`` of an (N, 3) array."""
+    out = np.empty((rows.shape[0], 3))
+    for i in range(rows.shape[0]):
+        for j in range(3):
+            out[i, j] = a[rows[i], j]
+    return out
+
+
+@njit
+def _reflect(d: FloatArray, normal: FloatArray, dot: FloatArray) -> None:
+    """d - 2 (d . n) n, in place, given each row's ``dot`` = d . n."""
+    for i in range(d.shape[0]):
+        twice = 2.0 * dot[i]
+        for j in range(3):
+            d[i, j] = d[i, j] - twice * normal[i, j]
+
+
+@njit
+def _normalise_and_offset(d: FloatArray, size: FloatArray, o: FloatArray, normal: FloatArray) -> None:
+    """d / size and o + `BOUNCE_OFFSET_M` n, in place."""
+    for i in range(d.shape[0]):
+        for j in range(3):
+            d[i, j] = d[i, j] / size[i]
+            o[i, j] = o[i, j] + BOUNCE_OFFSET_M * normal[i, j]
+
+
 def trace(
     scene: Scene,
     origins: FloatArray,
@@ -76,6 +173,7 @@ def trace(
     *,
     ignore_actor: int = -1,
     near_actors: IntArray | None = None,
+    actors: IntArray | None = None,
 ) -> Trace:
     """Traces N rays with up to ``bounces`` specular reflections (see the module docstring).
 
@@ -86,35 +184,18 @@ def trace(
         max_lengths: (N,) total path length of each ray (m).
         bounces: Most reflections of a ray.
         ignore_actor: The actor the rays pass through (-1: none).
-        near_actors: The rays whose first segment may hit a moving actor, where the
-            caller knows (`Scene.cast`); None: every ray.
+        near_actors: The rays (ascending) whose first segment may hit a moving actor,
+            where the caller knows (`Scene.cast`); None: every ray.
+        actors: The moving actors any segment may hit, where the caller knows
+            (`Scene.cast`); None: every one.
     """
     n, segments = len(origins), bounces + 1
-    left = np.asarray(max_lengths, dtype=np.float64).copy()
-    rows: IntArray | None = None  # the rays still going (None: all of them)
-    o, d = origins, directions
-    parts: list[tuple[IntArray | None, Hits, FloatArray]] = []
-    for k in range(segments):
-        hits = scene.cast(
-            o, d, left if rows is None else left[rows], ignore_actor=ignore_actor,
-            near_actors=near_actors if k == 0 else None,
-        )  # fmt: skip
-        p = o + hits.distance[:, None] * d  # NaN for misses
-        parts.append((rows, hits, p))
-        if k + 1 == segments:
-            break
-        remaining = (left if rows is None else left[rows]) - np.nan_to_num(hits.distance)
-        go = np.flatnonzero(hits.valid & (remaining > 0.0))
-        rows = go if rows is None else rows[go]
-        if not rows.size:
-            break
-        left[rows] = remaining[go]
-        normal = hits.normal[go]
-        d = d[go] - 2.0 * np.einsum("ij,ij->i", d[go], normal)[:, None] * normal
-        d /= np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
-        o = p[go] + BOUNCE_OFFSET_M * normal
+    parts = trace_segments(
+        scene, origins, directions, max_lengths, bounces, ignore_actor=ignore_actor,
+        near_actors=near_actors, actors=actors,
+    )  # fmt: skip
     if segments == 1:  # one segment: the hits as they are, no copies
-        _, h, p = parts[0]
+        h, p = parts[0].hits, parts[0].locations
         return Trace(
             p[:, None], h.normal[:, None], h.distance[:, None], h.surface[:, None],
             h.actor[:, None], h.lane[:, None], h.valid[:, None],
@@ -128,9 +209,10 @@ def trace(
         np.full((n, segments), -1, dtype=np.int64),
         np.zeros((n, segments), dtype=bool),
     )
-    for k, (where, h, p) in enumerate(parts):
-        at = slice(None) if where is None else where
-        out.locations[at, k] = p
+    for k, part in enumerate(parts):
+        at = slice(None) if part.rays is None else part.rays
+        h = part.hits
+        out.locations[at, k] = part.locations
         out.normals[at, k] = h.normal
         out.distances[at, k] = h.distance
         out.surface_ids[at, k] = h.surface

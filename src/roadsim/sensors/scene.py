@@ -41,7 +41,7 @@ from roadsim.road.surface_classes import (
     object_class,
 )
 from roadsim.scenario.actors import map_obstacles
-from roadsim.sensors.raycast import BACKENDS, Hits, RawHits, RayPool, TracedMesh
+from roadsim.sensors.raycast import BACKENDS, Hits, RayPool, TracedMesh
 from roadsim.sensors.shapes import BOX_TRIANGLES, boxes, cylinder_outline, prism, sweep
 from roadsim.world.state import STATIC_OBJECT, WorldState
 
@@ -436,8 +436,10 @@ class Scene:
         self._static = self._build(static)
         self.moving = SceneMesh.empty()
         # The moving mesh (-1) and the moving mesh without one actor (the one a sensor
-        # rides on), by actor id, built on first use (`_moving_mesh`).
+        # rides on), by actor id, built on first use (`_moving_mesh`); and meshes of a
+        # few actors, with the row in `moving` of each of their triangles (`_some_actors`).
         self._moving: dict[int, TracedMesh] = {}
+        self._some: dict[bytes, tuple[TracedMesh, IntArray]] = {}
         self._static_actors = frozenset(np.unique(static.actor[static.actor >= 0]).tolist())
         self._tables()
         self.pool = pool if pool is not None else RayPool()
@@ -477,6 +479,7 @@ class Scene:
             np.full(len(tri), -1, dtype=np.int64),
         )
         self._moving.clear()
+        self._some.clear()
         self._tables()
         self.frame = frame
 
@@ -496,6 +499,7 @@ class Scene:
         *,
         ignore_actor: int = -1,
         near_actors: IntArray | None = None,
+        actors: IntArray | None = None,
     ) -> Hits:
         """The nearest hit of each ray, static or moving.
 
@@ -506,8 +510,12 @@ class Scene:
                 nothing.
             ignore_actor: An actor the rays pass through (the vehicle a sensor is
                 mounted on); -1 for none.
-            near_actors: The rays that may hit a moving actor, where the caller knows
-                (the others are cast against the static mesh alone); None: every ray.
+            near_actors: The rays (ascending) that may hit a moving actor, where the
+                caller knows (the others are cast against the static mesh alone); None:
+                every ray.
+            actors: The moving actors (ids) the rays may hit, where the caller knows:
+                the others are left out of the moving mesh, which is so built faster
+                (at its first cast after `update`); None: every one.
 
         Returns:
             `Hits` (normals facing the rays).
@@ -516,38 +524,52 @@ class Scene:
         d = np.asarray(directions, dtype=np.float64).reshape(-1, 3)
         n = len(d)
         o = np.broadcast_to(o, (n, 3))
-        if o.strides[0] == 0:  # one origin for all (a lidar): shifted once
-            local = np.broadcast_to((o[0] - self.origin).astype(np.float32), (n, 3)).copy()
-        else:
-            local = (o - self.origin).astype(np.float32)
-        d32 = d.astype(np.float32)
+        # One origin for all (a lidar): shifted once.
+        one = (o[0] - self.origin).astype(np.float32) if n and o.strides[0] == 0 else None
         m = np.asarray(max_t, dtype=np.float64)
-        m32 = np.broadcast_to(np.maximum(m, 0.0).astype(np.float32), (n,)).copy()
-        t = np.empty(n, dtype=np.float32)
-        ng = np.empty((n, 3), dtype=np.float32)
-        tri = np.empty(n, dtype=np.int32)
-        static, moving, first_moving = self._static, self._moving_mesh(ignore_actor), len(self.static.surface)
+        m32 = np.broadcast_to(np.maximum(m, 0.0).astype(np.float32), (n,))
+        hits = Hits(
+            np.empty(n), np.empty((n, 3)), np.empty(n, dtype=np.uint8),
+            np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=bool),
+        )  # fmt: skip
+        static, first_moving = self._static, len(self.static.surface)
+        if actors is None:
+            moving, moving_rows = self._moving_mesh(ignore_actor), None
+        else:
+            moving, moving_rows = self._some_actors(actors[actors != ignore_actor])
+        tables = (self._surface, self._actor, self._lane)
 
         def work(a: int, b: int) -> None:
-            hs = static.intersect(local[a:b], d32[a:b], m32[a:b])
-            tri[a:b], t[a:b], ng[a:b] = hs.triangle, hs.t, hs.normal
+            # Each part of the rays from end to end in its own thread, conversions and
+            # look-ups included: they are most of the time beside the casts.
+            if one is None:
+                local = (o[a:b] - self.origin).astype(np.float32)
+            else:  # (read in place, no copy: the backend reads any strides)
+                local = np.broadcast_to(one, (b - a, 3))
+            d32 = d[a:b].astype(np.float32)
+            hs = static.intersect(local, d32, m32[a:b].copy())
+            tri, t, ng = hs.triangle, hs.t, hs.normal
             if near_actors is None:
-                _nearer(moving.intersect(local[a:b], d32[a:b], hs.t), np.arange(a, b))
-
-        def _nearer(hm: RawHits, rows: IntArray) -> None:
+                rows = None
+                hm = moving.intersect(local, d32, t.copy())
+            else:
+                lo, hi = np.searchsorted(near_actors, (a, b))
+                rows = near_actors[lo:hi] - a
+                hm = moving.intersect(local[rows], d32[rows], t[rows])
             # The static hits, the nearer moving ones written over them (moving triangles
             # follow the static ones in the attribute tables).
-            hit = hm.triangle >= 0
-            near = rows[hit]
-            tri[near] = hm.triangle[hit] + first_moving
+            hit = np.flatnonzero(hm.triangle >= 0)
+            near = hit if rows is None else rows[hit]
+            k = hm.triangle[hit]
+            tri[near] = (k if moving_rows is None else moving_rows[k]) + first_moving
             t[near] = hm.t[hit]
             ng[near] = hm.normal[hit]
+            _hits(
+                tri, t, ng, d32, *tables, hits.distance[a:b], hits.normal[a:b],
+                hits.surface[a:b], hits.actor[a:b], hits.lane[a:b], hits.valid[a:b],
+            )  # fmt: skip
 
         self.pool.map(work, n)
-        if near_actors is not None and near_actors.size:
-            rows = near_actors
-            _nearer(moving.intersect(local[rows], d32[rows], t[rows]), rows)
-        hits = self._hits(d32, t, ng, tri)
         if ignore_actor in self._static_actors:
             hits = self._skip_actor(o, d, np.broadcast_to(m, (n,)), hits, ignore_actor)
         return hits
@@ -570,14 +592,18 @@ class Scene:
             self._moving[actor] = mesh
         return mesh
 
-    def _hits(
-        self,
-        d32: npt.NDArray[np.float32],
-        t: npt.NDArray[np.float32],
-        ng: npt.NDArray[np.float32],
-        tri: npt.NDArray[np.int32],
-    ) -> Hits:
-        return Hits(*_hits(tri, t, ng, d32, self._surface, self._actor, self._lane))
+    def _some_actors(self, actors: IntArray) -> tuple[TracedMesh, IntArray]:
+        """A mesh of the moving boxes of ``actors`` alone, and the row in `moving` of each
+        of its triangles. Built on first use after each `update`."""
+        key = np.unique(actors).tobytes()
+        some = self._some.get(key)
+        if some is None:
+            rows = np.flatnonzero(np.isin(self.moving.actor, actors))
+            used, corners = np.unique(self.moving.triangles[rows], return_inverse=True)
+            local = (self.moving.vertices[used] - self.origin).astype(np.float32)
+            mesh = self._backend.build(local, corners.reshape(-1, 3).astype(np.int32))
+            some = self._some[key] = (mesh, rows)
+        return some
 
     def _skip_actor(
         self, o: FloatArray, d: FloatArray, m: FloatArray, hits: Hits, actor: int
@@ -606,19 +632,19 @@ def _hits(
     surface_of: npt.NDArray[np.uint8],
     actor_of: IntArray,
     lane_of: IntArray,
-) -> tuple[FloatArray, FloatArray, npt.NDArray[np.uint8], IntArray, IntArray, BoolArray]:
-    """The fields of `Hits` from what the backend returned: the triangle hit (-1: none),
-    the distance and the geometric normal of each ray, and the class, actor and lane
-    of every triangle (tables that end with the entry for none). Normals are made unit
-    and turned to face the ray (``d32``, its direction)."""
-    n = tri.shape[0]
-    distance = np.empty(n)
-    normal = np.empty((n, 3))
-    surface = np.empty(n, dtype=np.uint8)
-    actor = np.empty(n, dtype=np.int64)
-    lane = np.empty(n, dtype=np.int64)
-    valid = np.empty(n, dtype=np.bool_)
-    for i in range(n):
+    distance: FloatArray,
+    normal: FloatArray,
+    surface: npt.NDArray[np.uint8],
+    actor: IntArray,
+    lane: IntArray,
+    valid: BoolArray,
+) -> None:
+    """The fields of `Hits` (the last six arguments, written) from what the backend
+    returned: the triangle hit (-1: none), the distance and the geometric normal of each
+    ray, and the class, actor and lane of every triangle (tables that end with the entry
+    for none). Normals are made unit and turned to face the ray (``d32``, its
+    direction)."""
+    for i in range(tri.shape[0]):
         k = tri[i]
         valid[i] = k >= 0
         if k < 0:
@@ -632,4 +658,3 @@ def _hits(
             distance[i] = t[i]
             normal[i, 0], normal[i, 1], normal[i, 2] = x * scale, y * scale, z * scale
         surface[i], actor[i], lane[i] = surface_of[k], actor_of[k], lane_of[k]
-    return distance, normal, surface, actor, lane, valid
