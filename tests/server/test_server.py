@@ -227,6 +227,12 @@ def test_world_changes_over_the_wire(town_server: Server) -> None:
         c.remove(new)
         with pytest.raises(ServerError, match="not_found"):
             c.control(new, throttle=0.1)
+        on_lane = c.spawn_on_lane("5", 1, 100.0, speed=4.0)
+        assert c.actor(on_lane)["speed"] == 4.0 and c.actor(on_lane)["lane"] is not None
+        with pytest.raises(ServerError, match=r"not_found.*road 100 has no lane 1"):
+            c.spawn_on_lane(100, 1, 5.0)
+        with pytest.raises(ServerError, match=r"bad_value.*outside road 5"):
+            c.spawn_on_lane("5", -1, 300.0)
         frame, actors = c.state()
         assert frame == 2 and new not in actors.id
         views = c.driver_views([0])

@@ -7,7 +7,7 @@ import pytest
 
 import roadsim
 from roadsim import EgoCommand
-from roadsim.errors import ArgumentError, QueryError
+from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError
 from roadsim.world.state import AUTOPILOT, EXTERNAL
 
 
@@ -57,6 +57,41 @@ def test_spawn_on_a_lane_then_autopilot_and_remove() -> None:
     assert again > new  # ids are never reused, slots are
     with pytest.raises(QueryError, match="not in the world"):
         sim.remove_actor(new)
+
+
+def test_spawn_by_road_coordinates_faces_the_lanes_direction() -> None:
+    sim = _town()
+    net = sim.net
+    spawned = []
+    for lane, sign in ((-1, 0.0), (1, np.pi)):  # with the reference line, then against it
+        new = sim.spawn_vehicle_on_lane("5", lane, 100.0, t=0.25, speed=4.0)
+        actor = sim.actor(new)
+        spawned.append(actor)
+        uid = net.lane_uid("5", lane, 100.0).reshape(1)
+        centre = net.uid_t_center(uid, np.array([100.0]))[0]
+        x, y, _ = net.to_world("5", 100.0, centre + 0.25)
+        assert (actor.x, actor.y) == pytest.approx((float(x), float(y)), abs=1e-9)
+        road_heading = net.reference_pose(net.road_index("5").reshape(1), np.array([100.0]))[3][0]
+        turn = np.remainder(actor.heading - road_heading - sign + np.pi, 2.0 * np.pi) - np.pi
+        assert turn == pytest.approx(0.0, abs=1e-9)
+        assert sim.state.uid[sim.state.id == new][0] == uid[0] and actor.speed == 4.0
+    sim.run(1.0)  # the autopilot takes both on, the way they face
+    for before in spawned:
+        after = sim.actor(before.id)
+        ahead = (after.x - before.x) * np.cos(before.heading) + (after.y - before.y) * np.sin(before.heading)
+        assert ahead > 3.0
+
+
+def test_bad_road_coordinates_say_what_the_map_has() -> None:
+    sim = _town()
+    with pytest.raises(QueryError, match="no road with id '999'"):
+        sim.spawn_vehicle_on_lane("999", -1, 10.0)
+    with pytest.raises(QueryError, match="road 100 has no lane 1 at s=5; lanes there: -1, 0"):
+        sim.spawn_vehicle_on_lane(100, 1, 5.0)
+    with pytest.raises(ArgumentError, match="s=300 is outside road 5, which runs from s=0"):
+        sim.spawn_vehicle_on_lane("5", -1, 300.0)
+    with pytest.raises(ArgumentTypeError, match=r"lane: expected an integer id, got -1\.5"):
+        sim.spawn_vehicle_on_lane("5", -1.5, 10.0)  # type: ignore[arg-type]
 
 
 def test_spawning_keeps_runs_deterministic() -> None:

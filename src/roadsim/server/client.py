@@ -283,6 +283,14 @@ class Client:
                                 external=external)["actor"]  # fmt: skip
         return out
 
+    def spawn_on_lane(self, road: str | int, lane: int, s: float, *, t: float = 0.0,
+                      model: str = "car", speed: float = 0.0, external: bool = False) -> int:  # fmt: skip
+        """A new vehicle on lane ``lane`` of road ``road`` at ``s``, ``t`` m left of the
+        lane's centre, facing the lane's driving direction; returns its actor id."""
+        out: int = self.request("spawn", road=road, lane=lane, s=s, t=t, model=model,
+                                speed=speed, external=external)["actor"]  # fmt: skip
+        return out
+
     def remove(self, actor: str | int) -> None:
         self.request("remove", actor=actor)
 

@@ -158,12 +158,29 @@ class Control(_Args):
 
 
 class Spawn(_Args):
-    x: float
-    y: float
+    x: float | None = None
+    y: float | None = None
     heading: float = 0.0
+    road: Annotated[str, Field(min_length=1, max_length=256)] | int | None = None
+    lane: int | None = None
+    s: float | None = None
+    t: float = 0.0
     model: Literal["car", "truck", "bus"] = "car"
     speed: Annotated[float, Field(ge=0.0)] = 0.0
     external: bool = False
+
+    @model_validator(mode="after")
+    def _one_place(self) -> Spawn:
+        world = (self.x, self.y)
+        road = (self.road, self.lane, self.s)
+        if all(v is not None for v in world) and all(v is None for v in road):
+            return self
+        if all(v is not None for v in road) and all(v is None for v in world):
+            return self
+        raise ValueError(
+            "give the place as x and y (with heading), or as road, lane and s (with t), "
+            "not both and not part of one"
+        )
 
 
 class Remove(_Args):

@@ -479,8 +479,14 @@ class Server:
         return {"actor": self.sim.drive(key, command), "external": command is not None}
 
     def _r_spawn(self, session: Session, args: p.Spawn, enc: p.Encoder) -> Any:
-        actor = self.sim.spawn_vehicle(args.x, args.y, args.heading, model=args.model,
-                                       speed=args.speed, external=args.external)  # fmt: skip
+        model, speed, external = args.model, args.speed, args.external
+        if args.road is not None and args.lane is not None and args.s is not None:
+            actor = self.sim.spawn_vehicle_on_lane(args.road, args.lane, args.s, t=args.t,
+                                                   model=model, speed=speed, external=external)  # fmt: skip
+        else:
+            assert args.x is not None and args.y is not None  # (Spawn checks one place is given)
+            actor = self.sim.spawn_vehicle(args.x, args.y, args.heading, model=model,
+                                           speed=speed, external=external)  # fmt: skip
         return {"actor": actor}
 
     def _r_remove(self, session: Session, args: p.Remove, enc: p.Encoder) -> Any:

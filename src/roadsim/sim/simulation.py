@@ -541,6 +541,43 @@ class Simulation:
             self._commands[int(st.id[slot])] = EgoCommand()
         return int(st.id[slot])
 
+    def spawn_vehicle_on_lane(
+        self,
+        road: str | int,
+        lane: int,
+        s: float,
+        *,
+        t: float = 0.0,
+        model: str = "car",
+        speed: float = 0.0,
+        external: bool = False,
+    ) -> int:
+        """`spawn_vehicle` at a place given in road coordinates: on lane ``lane``
+        (OpenDRIVE lane id) of road ``road`` at ``s`` (m along the road's reference line),
+        ``t`` m from the lane's centre toward the road's left, facing the lane's driving
+        direction; returns its actor id.
+
+        Raises:
+            QueryError: For a road the map does not have, or a lane that road does not
+                have at ``s``.
+            ArgumentError: For an ``s`` outside the road, and as `spawn_vehicle` does.
+            ArgumentTypeError: For values that are not numbers.
+        """
+        road_id = str(road)
+        lane_id = as_id(lane, "lane")
+        s, t = as_number(s, "s"), as_number(t, "t")
+        net = self.net
+        net.to_world(road_id, s, 0.0)  # (refuses an s outside the road, saying where it runs)
+        uid = net.lane_uid(road_id, lane_id, s).reshape(1)
+        at = np.array([s])
+        x, y, _ = net.to_world_index(net.road_index(road_id).reshape(1), at, net.uid_t_center(uid, at) + t)
+        heading = net.reference_pose(net.road_index(road_id).reshape(1), at)[3][0]
+        if net.driving_sign(uid)[0] < 0:
+            heading += np.pi
+        return self.spawn_vehicle(
+            float(x[0]), float(y[0]), float(heading), model=model, speed=speed, external=external
+        )
+
     def remove_actor(self, actor: str | int) -> None:
         """Takes a vehicle (a traffic vehicle, one `spawn_vehicle` made) out of the world
         now; its id is not reused, its slot is.
