@@ -43,8 +43,10 @@ $(DEV_STAMP): $(STAMP)
 warmup: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim warmup
 
-# The kernels compile on one core while npm and Vite build the viewer on the other.
-install: $(STAMP)
+# pip and npm install side by side; then the kernels compile on one core while Vite
+# builds the viewer on the other.
+install:
+	$(MAKE) --no-print-directory -j2 $(STAMP) $(NODE_MODULES)
 	$(MAKE) --no-print-directory -j2 warmup web
 
 run: install
@@ -59,11 +61,12 @@ lint: $(DEV_STAMP) $(NODE_MODULES)
 webtest: $(NODE_MODULES)
 	cd $(WEB) && npx vitest run
 
-# The kernels compile on one core while the viewer builds and the checks run on the
-# other; then the Python tests run on every core (pytest-xdist). The browser tests
-# (tests/viewer) drive Debian's Chromium; ROADSIM_REQUIRE_BROWSER makes a missing
-# browser a failure here instead of a skip.
-test: $(DEV_STAMP)
+# pip and npm install side by side; the kernels compile on one core while the viewer
+# builds and the checks run on the other; then the Python tests run on every core
+# (pytest-xdist). The browser tests (tests/viewer) drive Debian's Chromium;
+# ROADSIM_REQUIRE_BROWSER makes a missing browser a failure here instead of a skip.
+test:
+	$(MAKE) --no-print-directory -j2 $(DEV_STAMP) $(NODE_MODULES)
 	$(MAKE) --no-print-directory -j2 warmup web lint webtest
 	OPENBLAS_NUM_THREADS=1 ROADSIM_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n auto
 
