@@ -28,7 +28,9 @@ def test_the_town_at_half_capacity_flows_for_ten_minutes() -> None:
         holds = Simulation(_town(1_000_000)).traffic_placed
     summary = watch(Simulation(_town(holds // 2)), 600.0)
     # (Waiting 12 m back at every T junction once starved one arm: 37 of 100 stuck.)
-    assert summary.stuck == 0, summary.to_text()
+    # No stand over a minute without a red light ahead at all: stricter than the issue,
+    # which excuses a vehicle in a queue that moves.
+    assert summary.long_stands == summary.stuck == 0, summary.to_text()
     assert summary.longest_stand < 2 * STUCK_AFTER, summary.to_text()
     assert summary.collisions == 0, summary.to_text()
     assert summary.mean_speed > 1.5 and summary.junction_entries_per_min > 30, summary.to_text()
