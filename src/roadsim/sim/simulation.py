@@ -69,7 +69,7 @@ from roadsim.sensors.scene import Scene
 from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.actor import Actor
 from roadsim.sim.build import IDM_BY_MODEL, MODEL_NAMES, WorldBuilder
-from roadsim.sim.lifecycle import Respawner, long_route
+from roadsim.sim.lifecycle import Respawner, route_salts
 from roadsim.sim.ray_sensors import RayReading, RaySensors, SceneSensorSpec
 from roadsim.world.codes import LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.collisions import find_overlaps
@@ -522,10 +522,9 @@ class Simulation:
             np.asarray(values)[slot] = value
         self._speed_factor[slot] = 1.0
         self._steer_lag[slot] = min(0.5 * spec.max_steer / max(spec.max_steer_rate, 1e-3), 2.0)
-        self._salt[slot] = (
-            np.uint64(self._spawn_rng.integers(0, 2**63 - 1))
-            | long_route(st.length[slot : slot + 1])[0]
-        )
+        self._salt[slot] = route_salts(
+            np.array([self._spawn_rng.integers(0, 2**63 - 1)]), st.length[slot : slot + 1]
+        )[0]
         self._traffic.forget(np.array([slot]))
         st.kind[slot], st.model[slot] = VEHICLE, MODEL_NAMES.index(model)
         st.control[slot] = EXTERNAL if external else AUTOPILOT
