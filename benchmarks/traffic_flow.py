@@ -5,10 +5,12 @@ each map (CARLA's Town07 from the test corpus and the built-in ``town`` by defau
 asks for far more traffic than the map holds to learn its capacity at the given
 ``min_gap`` (`Simulation.traffic_placed`), then runs half of that for ``--minutes``
 simulated minutes and prints `roadsim.sim.traffic_stats.TrafficSummary`: mean speed,
-share of vehicles standing, the longest stand, vehicles stuck (standing over a minute with
-no red light ahead), junction entries per minute and collision events (between vehicles
-apart), with the wall time of the run. Traffic flows when no vehicle is stuck and there
-are no collisions.
+share of vehicles standing, the longest stand, the stands over a minute (all of them, those
+with no red light ahead, and by class: behind a red light, in a queue that moves, stuck),
+junction entries per minute and collision events (between vehicles apart), with the wall
+time of the run. Traffic flows (issue 27) when no vehicle is stuck (stands over a minute
+neither behind a red light nor in a queue that moves) and there are no collisions;
+``--stands`` lists each stand over a minute.
 """
 
 from __future__ import annotations
@@ -26,11 +28,16 @@ from pathlib import Path
 from roadsim import Simulation
 from roadsim.errors import TrafficWarning
 from roadsim.scenario import Scenario
-from roadsim.sim.traffic_stats import watch
+from roadsim.sim.traffic_stats import BEHIND_RED, IN_MOVING_QUEUE, STUCK, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 TOWN07 = ROOT / "tests" / "data" / "opendrive" / "maps" / "libOpenDRIVE" / "test.xodr"
 MAPS = [str(TOWN07), "town"]
+STAND_KINDS = {
+    BEHIND_RED: "behind a red light",
+    IN_MOVING_QUEUE: "in a queue that moves",
+    STUCK: "stuck",
+}
 
 
 def scenario(map_name: str, count: int, min_gap: float, seed: int) -> Scenario:
@@ -56,6 +63,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--min-gap", type=float, default=10.0, help="traffic.min_gap (m)")
     parser.add_argument("--fill", type=float, default=0.5, help="share of capacity asked")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--stands", action="store_true", help="list the stands over a minute")
     args = parser.parse_args(argv)
     for map_name in args.maps:
         holds = capacity(map_name, args.min_gap)
@@ -70,6 +78,12 @@ def main(argv: list[str]) -> int:
             f"({wall:.1f} s wall)"
         )
         print(f"  {summary.to_text()}")
+        if args.stands:
+            for stand in summary.stands:
+                print(
+                    f"    vehicle {stand.id} on lane {stand.uid} from {stand.begin:.1f} s "
+                    f"for {stand.seconds:.1f} s: {STAND_KINDS[stand.kind]}"
+                )
     return 0
 
 

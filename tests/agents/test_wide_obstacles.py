@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from roadsim import Simulation
+from roadsim.agents.traffic import _scripted_ahead
 from roadsim.scenario.schema import VEHICLE_MODELS, validate_data
+from roadsim.sensors.occupancy import LaneOccupancy
+from roadsim.world.state import SCRIPTED_OBJECT
 from tests.sensors import roads
 
 
@@ -41,3 +46,25 @@ def test_the_autopilot_stops_before_a_box_across_its_lane_centred_two_lanes_away
     assert abs(st.y[ego] + 8.75) < 0.5  # still in lane -3: there is no way round
     assert st.x[ego] + 0.5 * VEHICLE_MODELS["car"].length < 99.0
     assert st.speed[ego] < 0.1
+
+
+def test_traffic_sees_a_scripted_pedestrian_in_the_lane_it_is_about_to_step_into() -> None:
+    # The built-in crossing's pedestrian steps off the kerb into North Street's lane 1 at
+    # 7.95 s, whatever the traffic does. 0.75 s before, traffic sees it in that lane
+    # already (its box reaching SCRIPTED_LOOKAHEAD_S ahead); the driver sensor's true
+    # footprints do not have it there yet.
+    sim = Simulation("crossing")
+    lane = int(sim.net.lane_uid("1", 1, 12.0))
+    sim.run(7.2)
+    st = sim.state
+    (ped,) = np.flatnonzero(st.active & (st.kind == SCRIPTED_OBJECT))
+    assert st.uid[ped] != lane and st.speed[ped] > 1.0
+
+    def in_lane(occ: LaneOccupancy) -> bool:
+        return bool(ped in occ.slot[occ.ptr[lane] : occ.ptr[lane + 1]])
+
+    sensor = sim._driver
+    assert not in_lane(sensor.occupancy(st))
+    assert in_lane(sensor.occupancy(st, None, _scripted_ahead(st, sim.net)))
+    sim.run(1.0)
+    assert sim.state.uid[ped] == lane  # (it did step in)

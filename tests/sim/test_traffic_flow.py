@@ -28,24 +28,28 @@ def test_the_town_at_half_capacity_flows_for_ten_minutes() -> None:
         holds = Simulation(_town(1_000_000)).traffic_placed
     summary = watch(Simulation(_town(holds // 2)), 600.0)
     # (Waiting 12 m back at every T junction once starved one arm: 37 of 100 stuck.)
-    assert summary.stuck == 0, summary.to_text()
+    # No stand over a minute without a red light ahead at all: stricter than the issue,
+    # which excuses a vehicle in a queue that moves.
+    assert summary.long_stands == summary.stuck == 0, summary.to_text()
     assert summary.longest_stand < 2 * STUCK_AFTER, summary.to_text()
     assert summary.collisions == 0, summary.to_text()
     assert summary.mean_speed > 1.5 and summary.junction_entries_per_min > 30, summary.to_text()
 
 
 @pytest.mark.slow
-def test_town07_at_half_capacity_does_not_lock_up() -> None:
+def test_town07_at_half_capacity_flows_for_ten_minutes() -> None:
     """Town07's short links between junctions locked its traffic within four minutes:
     vehicles let in behind others stood inside junctions, a promise given for one
     junction held for the next, and queues waited for each other's room in rings (153
-    stuck, 66% standing, a stand of 462 s). Queues at its busiest entries still wait over
-    a minute now and then (5 to 44 vehicles stuck, by seed and count), so this holds
-    what was reached, not yet "no vehicle stuck"."""
+    stuck, 66% standing, a stand of 462 s). Then half the traffic never rerouted (its
+    route salts carried the ego's route mark): heads of queues at entries that lead
+    through three joined junctions into a one-car street stood up to 104 s with nothing
+    ahead of them moving (7 stuck by the issue's measure, 30 stands over a minute)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrafficWarning)
         holds = Simulation(_town(1_000_000, map_name=str(TOWN07))).traffic_placed
     summary = watch(Simulation(_town(holds // 2, map_name=str(TOWN07))), 600.0)
-    assert summary.mean_speed > 1.8 and summary.standing < 0.5, summary.to_text()
-    assert summary.longest_stand < 3 * STUCK_AFTER, summary.to_text()
-    assert summary.vehicle_collisions == 0, summary.to_text()
+    assert summary.stuck == 0, summary.to_text()
+    assert summary.mean_speed > 2.0 and summary.standing < 0.45, summary.to_text()
+    assert summary.longest_stand < 1.5 * STUCK_AFTER, summary.to_text()
+    assert summary.collisions == 0, summary.to_text()

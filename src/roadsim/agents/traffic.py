@@ -26,7 +26,7 @@ live); this class keeps the state between ticks and the tables built once per ma
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -56,8 +56,11 @@ from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT, Out
 from roadsim.world.codes import LANE_DROP
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import by_lane, straight_headings
-from roadsim.world.state import WorldState
+from roadsim.world.state import SCRIPTED_OBJECT, WorldState
 from roadsim.world.traffic_lights import NON_VEHICLE_LIGHT_TYPES, TrafficLightPlan
+
+if TYPE_CHECKING:
+    from roadsim.road.network import RoadNetwork
 
 _THROUGH_TYPES = frozenset({"driving", "bidirectional"})  # lanes open to lane changes
 VISIBILITY = DEFAULT_VISIBILITY  # m: how far traffic drivers see
@@ -286,7 +289,8 @@ class TrafficModel:
         # they move into too (a few hundred of 10,000: only theirs go to the sort).
         sensor = self.sensor
         moving = np.flatnonzero(extra >= 0)
-        occ = sensor.occupancy(state, (me[moving], extra[moving], p[moving]))
+        boxes = _scripted_ahead(state, self.info.net)
+        occ = sensor.occupancy(state, (me[moving], extra[moving], p[moving]), boxes)
         if self._perceived is None or self._perceived.gap.size != n:
             self._perceived = Perceived.empty(n)
         seen = self._perceived  # every field of every row is written
@@ -328,6 +332,32 @@ class TrafficModel:
         accel[at] = a
         steer[at] = d
         return accel, steer
+
+
+#: Seconds ahead of a scripted object that traffic sees it: a scripted pedestrian follows
+#: its script whatever the traffic does, so drivers brake when it is about to step into
+#: their lane, not once it stands in it.
+SCRIPTED_LOOKAHEAD_S = 1.5
+
+
+def _scripted_ahead(
+    state: WorldState, net: RoadNetwork
+) -> tuple[FloatArray, FloatArray, FloatArray] | None:
+    """Each actor's s, t and length as traffic sees them: a moving scripted object's box
+    reaches `SCRIPTED_LOOKAHEAD_S` ahead along its heading (its centre moved half of that
+    on); None where no scripted object moves on a lane."""
+    slots = np.flatnonzero(
+        state.active & (state.kind == SCRIPTED_OBJECT) & (state.uid >= 0) & (state.speed > 0.1)
+    )
+    if not slots.size:
+        return None
+    s, t, length = state.s.copy(), state.t.copy(), state.length.copy()
+    reach = state.speed[slots] * SCRIPTED_LOOKAHEAD_S
+    turn = state.heading[slots] - net.reference_pose(state.road[slots], state.s[slots])[3]
+    s[slots] += 0.5 * reach * np.cos(turn)
+    t[slots] += 0.5 * reach * np.sin(turn)
+    length[slots] += reach
+    return s, t, length
 
 
 def _traffic_actors(state: WorldState) -> TrafficActors:

@@ -105,18 +105,23 @@ class DriverSensor:
     # -- per tick -------------------------------------------------------------------------------
 
     def occupancy(
-        self, state: WorldState, extra: tuple[IntArray, IntArray, FloatArray] | None = None
+        self,
+        state: WorldState,
+        extra: tuple[IntArray, IntArray, FloatArray] | None = None,
+        boxes: tuple[FloatArray, FloatArray, FloatArray] | None = None,
     ) -> LaneOccupancy:
         """Every active actor on the lanes its footprint overlaps, sorted (``extra``: see
-        `roadsim.sensors.occupancy.footprints`)."""
+        `roadsim.sensors.occupancy.footprints`; ``boxes``: each actor's s, t and length
+        to take instead of the state's)."""
+        s, t, length = (state.s, state.t, state.length) if boxes is None else boxes
         return footprints(
             self.info.arrays,
             state.active,
             state.uid,
-            state.s,
-            state.t,
+            s,
+            t,
             state.heading,
-            state.length,
+            length,
             state.width,
             extra,
         )

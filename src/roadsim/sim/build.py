@@ -33,7 +33,7 @@ from roadsim.scenario.schema import (
     RoadsArea,
 )
 from roadsim.scenario.validate import resolve_spawn
-from roadsim.sim.lifecycle import long_route
+from roadsim.sim.lifecycle import route_salts
 from roadsim.sim.placement import Stretches, place
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
@@ -177,12 +177,10 @@ class WorldBuilder:
         )
         speed_factor = np.ones(cap)
         speed_factor[:n] = [r.get("speed_factor", 1.0) for r in rows]
-        salt = (
-            np.random.default_rng(self._route_seq)
-            .integers(0, 2**63 - 1, size=cap, dtype=np.int64)
-            .astype(np.uint64)
+        draws = np.random.default_rng(self._route_seq).integers(
+            0, 2**63 - 1, size=cap, dtype=np.int64
         )
-        salt[:n] |= long_route(state.length[:n])
+        salt = route_salts(draws, np.where(np.arange(cap) < n, state.length, 0.0))
         traffic = sc.traffic
         return Built(
             state=state,

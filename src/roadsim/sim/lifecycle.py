@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from roadsim._types import FloatArray, IntArray, UIntArray
-from roadsim.world.codes import LONG_ROUTE_BIT, LONG_VEHICLE
+from roadsim.world.codes import LONG_ROUTE_BIT, LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.state import WorldState
 
@@ -117,14 +117,27 @@ class Respawner:
             state.uid[slot], state.road[slot] = lane, info.road[lane]
             state.id[slot] = next_id
             state.active[slot], state.left_map[slot], state.collided[slot] = True, False, False
-            salt[slot] = (
-                np.uint64(self.rng.integers(0, 2**63 - 1))
-                | long_route(state.length[slot : slot + 1])[0]
-            )
+            salt[slot] = route_salts(
+                np.array([self.rng.integers(0, 2**63 - 1)]), state.length[slot : slot + 1]
+            )[0]
             rear[lane] = p - half
             next_id += 1
         self.pending = waiting
         return next_id
+
+
+def route_salts(draws: IntArray, length: FloatArray) -> UIntArray:
+    """Route salts of new traffic vehicles from random ``draws`` (in [0, 2**63 - 1)) and
+    their lengths: the draws with the `ROUTE_BIT` cleared, and the `LONG_ROUTE_BIT` set for
+    long vehicles (`long_route`).
+
+    The `ROUTE_BIT` marks the one vehicle that follows the scenario's route: left in a
+    random draw, it marked half the traffic, which then followed the ego's route at its
+    forks and never took another way when refused at a junction for long
+    (`roadsim.agents.junctions.rerouted`)."""
+    salt = np.asarray(draws).astype(np.uint64) & ~(np.uint64(1) << np.uint64(ROUTE_BIT))
+    out: UIntArray = salt | long_route(length)
+    return out
 
 
 def long_route(length: FloatArray) -> UIntArray:

@@ -50,11 +50,12 @@ import numpy as np
 import numpy.typing as npt
 
 from roadsim._checks import as_id, as_ids, as_number
-from roadsim._types import FloatArray, IntArray
+from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots, wheel_angle
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.scripted import Controls, ScriptedObjects
 from roadsim.agents.traffic import TrafficModel, TrafficParams
+from roadsim.agents.traffic_kernels import routes
 from roadsim.errors import ArgumentError, ArgumentTypeError, QueryError
 from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
@@ -68,7 +69,7 @@ from roadsim.sensors.scene import Scene
 from roadsim.sensors.view import DriverView, DriverViews
 from roadsim.sim.actor import Actor
 from roadsim.sim.build import IDM_BY_MODEL, MODEL_NAMES, WorldBuilder
-from roadsim.sim.lifecycle import Respawner, long_route
+from roadsim.sim.lifecycle import Respawner, route_salts
 from roadsim.sim.ray_sensors import RayReading, RaySensors, SceneSensorSpec
 from roadsim.world.codes import LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.collisions import find_overlaps
@@ -521,10 +522,9 @@ class Simulation:
             np.asarray(values)[slot] = value
         self._speed_factor[slot] = 1.0
         self._steer_lag[slot] = min(0.5 * spec.max_steer / max(spec.max_steer_rate, 1e-3), 2.0)
-        self._salt[slot] = (
-            np.uint64(self._spawn_rng.integers(0, 2**63 - 1))
-            | long_route(st.length[slot : slot + 1])[0]
-        )
+        self._salt[slot] = route_salts(
+            np.array([self._spawn_rng.integers(0, 2**63 - 1)]), st.length[slot : slot + 1]
+        )[0]
         self._traffic.forget(np.array([slot]))
         st.kind[slot], st.model[slot] = VEHICLE, MODEL_NAMES.index(model)
         st.control[slot] = EXTERNAL if external else AUTOPILOT
@@ -1003,6 +1003,27 @@ class Simulation:
     def driver_view(self, actor_id: int, *, visibility: float = DEFAULT_VISIBILITY) -> DriverView:
         """The driver sensor's view of one vehicle (see `driver_views`)."""
         return self.driver_views([as_id(actor_id, "actor_id")], visibility=visibility)[0]
+
+    # -- routes -------------------------------------------------------------------------------------------
+
+    @property
+    def lane_info(self) -> LaneInfo:
+        """The lane tables traffic drives on (lengths, successors, junctions, by lane uid)."""
+        return self._info
+
+    @property
+    def junction_box(self) -> BoolArray:
+        """Lanes (by uid) where traffic never stops to wait: the connecting lanes of
+        junctions, and links so short that the junctions they join count as one
+        (`roadsim.agents.junctions.JunctionGate`)."""
+        return self._traffic.gate.boxed
+
+    def lanes_ahead(self, slots: IntArray, hops: int) -> IntArray:
+        """The next ``hops`` lanes (uids; -1 past the route's end) of the routes of the
+        vehicles in ``slots``, from the lane each is on, shape (N, hops): where each will
+        drive as its route salt stands now."""
+        st = self.state
+        return routes(self._info.arrays, st.uid[slots], self._salt[slots], hops)
 
     # -- summaries ----------------------------------------------------------------------------------------
 

@@ -2,10 +2,22 @@
 
 `TrafficStats` watches a `Simulation` tick by tick (call `observe` after every step) and
 sums up what shows whether traffic flows: the mean speed and the share of vehicles
-standing, the longest time a vehicle stood, vehicles that stood for more than a minute
-without a red light ahead (stuck), vehicles entering junctions per minute, and collision
-events, those between two vehicles apart. Benchmarks print it beside their speed figures,
-and the tests hold traffic to it.
+standing, the longest time a vehicle stood, vehicles entering junctions per minute, and
+collision events, those between two vehicles apart. Benchmarks print it beside their speed
+figures, and the tests hold traffic to it.
+
+Stands longer than `STUCK_AFTER` are counted twice over:
+
+- the strict count (``long_stands``): every such stand with no red light ahead when its
+  minute was up;
+- by class, the measure of issue 27 ("no vehicle stands for more than 60 s except behind
+  a red light or in a queue that moves"). From its minute on, a stand is looked at once a
+  second (`NOTE_EVERY`): the vehicle's queue moved over the last `STUCK_AFTER` seconds
+  (`roadsim.sim.queues`: one of the vehicles ahead of it up to the queue's head, or for a
+  head waiting at a junction one of those on its path and the lanes after it, drove
+  `roadsim.sim.queues.MOVED_ON` metres), or else a red or yellow light is within
+  `LIGHT_REACH` ahead of it, or else it is stuck. A stand is stuck if it was stuck once;
+  else behind a red light if it was so once; else in a queue that moves.
 """
 
 from __future__ import annotations
@@ -15,14 +27,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from roadsim._types import FloatArray, IntArray
+from roadsim.sim.queues import QueueWatch, Traffic
 from roadsim.sim.simulation import Simulation
 from roadsim.world.state import AUTOPILOT, VEHICLE
 
 #: Below this speed a vehicle stands (m/s).
 STANDING_SPEED = 0.1
 
-#: A vehicle that stands this long without a red light ahead is stuck (s).
+#: A vehicle that stands this long, neither behind a red light nor in a queue that moves
+#: (over the last this many seconds), is stuck (s).
 STUCK_AFTER = 60.0
+
+#: How often the queues of standing vehicles are looked at (s).
+NOTE_EVERY = 1.0
+
+#: The classes of a long stand, in the order a stand's class is raised (0: none yet).
+IN_MOVING_QUEUE, BEHIND_RED, STUCK = 1, 2, 3
 
 #: How far ahead a red (or yellow) light explains a vehicle standing (m): a queue that
 #: waits for a light may be long.
@@ -39,8 +59,13 @@ class TrafficSummary:
         mean_speed: Their mean speed over all ticks (m/s).
         standing: The share of them standing (below `STANDING_SPEED`), over all ticks.
         longest_stand: The longest time one of them stood (s), up to the last tick.
-        stuck: Vehicles that stood longer than `STUCK_AFTER` with no red or yellow light
-            within `LIGHT_REACH` ahead in their lane when that time was up.
+        long_stands: Stands longer than `STUCK_AFTER` with no red or yellow light within
+            `LIGHT_REACH` ahead in the lane when that time was up (the strict count).
+        behind_red, in_moving_queue, stuck: Stands longer than `STUCK_AFTER` by class
+            (see the module docstring): behind a red light, in a queue that moves, and
+            neither (stuck, the issue's measure).
+        stands: The stands longer than `STUCK_AFTER`, in the order they ended (those
+            still going on at the last tick last).
         junction_entries_per_min: Vehicles entering a junction, per simulated minute.
         collisions: Collision events that began while watched.
         vehicle_collisions: Those between two vehicles.
@@ -51,18 +76,45 @@ class TrafficSummary:
     mean_speed: float
     standing: float
     longest_stand: float
+    long_stands: int
+    behind_red: int
+    in_moving_queue: int
     stuck: int
     junction_entries_per_min: float
     collisions: int
     vehicle_collisions: int
+    stands: tuple[Stand, ...] = ()
 
     def to_text(self) -> str:
+        over = self.behind_red + self.in_moving_queue + self.stuck
         return (
             f"{self.vehicles:.0f} vehicles, mean speed {self.mean_speed:.1f} m/s, "
             f"{100 * self.standing:.0f}% standing, longest stand {self.longest_stand:.0f} s, "
-            f"{self.stuck} stuck, {self.junction_entries_per_min:.0f} junction entries/min, "
+            f"{over} stands over {STUCK_AFTER:.0f} s ({self.long_stands} without a red light "
+            f"ahead; {self.behind_red} behind a red light, {self.in_moving_queue} in a queue "
+            f"that moves, {self.stuck} stuck), "
+            f"{self.junction_entries_per_min:.0f} junction entries/min, "
             f"{self.vehicle_collisions} vehicle collisions ({self.collisions} in all)"
         )
+
+
+@dataclass(frozen=True)
+class Stand:
+    """One stand longer than `STUCK_AFTER`.
+
+    Attributes:
+        id: The vehicle's actor id.
+        begin: When it began (simulation time, s).
+        seconds: How long it lasted (s), up to the last tick watched.
+        kind: `IN_MOVING_QUEUE`, `BEHIND_RED` or `STUCK`.
+        uid: The lane the vehicle stood on (uid).
+    """
+
+    id: int
+    begin: float
+    seconds: float
+    kind: int
+    uid: int
 
 
 class TrafficStats:
@@ -82,12 +134,17 @@ class TrafficStats:
         self._entries = 0
         self._collisions = 0
         self._vehicle_collisions = 0
-        self._stuck = 0
+        self._long_stands = 0
         self._longest = 0.0
+        self._stands: list[Stand] = []
+        self._queues = QueueWatch(STUCK_AFTER)
+        self._note_every = max(1, round(NOTE_EVERY / sim.dt))
         # By actor id (grown as ids appear): when it began to stand (NaN: moving), whether
-        # it counted as stuck in this stand, whether it was in a junction last tick.
+        # it counted in the strict count in this stand, the class of this stand so far
+        # (0: none), whether it was in a junction last tick.
         self._since = np.full(0, np.nan)
         self._counted = np.zeros(0, dtype=bool)
+        self._kind = np.zeros(0, dtype=np.int64)
         self._in_junction = np.zeros(0, dtype=bool)
         self._grow(int(sim.state.id.max(initial=-1)) + 1)
         ids, _, in_junction = self._vehicles()
@@ -99,6 +156,7 @@ class TrafficStats:
         extra = max(size, 2 * self._since.size) - self._since.size
         self._since = np.concatenate((self._since, np.full(extra, np.nan)))
         self._counted = np.concatenate((self._counted, np.zeros(extra, dtype=bool)))
+        self._kind = np.concatenate((self._kind, np.zeros(extra, dtype=np.int64)))
         self._in_junction = np.concatenate((self._in_junction, np.zeros(extra, dtype=bool)))
 
     def _vehicles(self) -> tuple[IntArray, FloatArray, np.ndarray]:
@@ -122,22 +180,34 @@ class TrafficStats:
         standing = speed < STANDING_SPEED
         self._standing_ticks += int(standing.sum())
 
+        st = sim.state
+        on = st.active & (st.kind == VEHICLE)
+        self._queues.drive(st.id[on], st.speed[on], sim.dt)
+
         # Stands: begin, go on or end.
         moving = ids[~standing]
         ended = moving[~np.isnan(self._since[moving])]
         if ended.size:
             self._longest = max(self._longest, float(np.max(now - self._since[ended])))
+            self._end_stands(ended[self._kind[ended] > 0], now)
         self._since[moving] = np.nan
         self._counted[moving] = False
+        self._kind[moving] = 0
         still = ids[standing]
         began = still[np.isnan(self._since[still])]
         self._since[began] = now
         if still.size:
             self._longest = max(self._longest, float(np.max(now - self._since[still])))
-        due = still[(now - self._since[still] > STUCK_AFTER) & ~self._counted[still]]
+        long = still[now - self._since[still] > STUCK_AFTER]
+        due = long[~self._counted[long]]
         if due.size:
             self._counted[due] = True
-            self._stuck += int(np.sum(~self._red_ahead(due)))
+            self._long_stands += int(np.sum(~self._red_ahead(due)))
+        if self._ticks % self._note_every == 0:
+            self._queues.note(Traffic.of(sim) if still.size else None, still, now)
+            self._classify(long)
+        elif due.size:
+            self._classify(due)  # (a stand may end before the next note)
 
         self._entries += int(np.sum(in_junction & ~self._in_junction[ids]))
         self._in_junction[ids] = in_junction
@@ -151,6 +221,28 @@ class TrafficStats:
             self._vehicle_collisions += sum(
                 kind_of.get(e.id_a) == VEHICLE and kind_of.get(e.id_b) == VEHICLE for e in events
             )
+
+    def _classify(self, ids: IntArray) -> None:
+        """Raises the class of the stands of vehicles ``ids`` (standing longer than
+        `STUCK_AFTER`) by what they wait for now."""
+        if ids.size == 0:
+            return
+        now = np.array([self._queues.moved(int(i)) for i in ids.tolist()], dtype=bool)
+        kind = np.full(ids.size, IN_MOVING_QUEUE)
+        if not now.all():
+            red = self._red_ahead(ids[~now])
+            kind[~now] = np.where(red, BEHIND_RED, STUCK)
+        self._kind[ids] = np.maximum(self._kind[ids], kind)
+
+    def _end_stands(self, ids: IntArray, now: float) -> None:
+        """Records the long stands of vehicles ``ids`` as they are at ``now``."""
+        st = self.sim.state
+        slot_of = dict(zip(st.id.tolist(), range(st.id.size), strict=True))
+        for vid in ids.tolist():
+            slot = slot_of.get(vid)
+            uid = int(st.uid[slot]) if slot is not None else -1
+            begin = float(self._since[vid])
+            self._stands.append(Stand(vid, begin, now - begin, int(self._kind[vid]), uid))
 
     def _red_ahead(self, ids: IntArray) -> np.ndarray:
         """Whether each vehicle ``ids`` has a red or yellow light within `LIGHT_REACH`
@@ -168,16 +260,25 @@ class TrafficStats:
     def summary(self) -> TrafficSummary:
         ticks = max(self._ticks, 1)
         seconds = self.sim.time - self._start
+        ended = list(self._stands)
+        going = np.flatnonzero(~np.isnan(self._since) & (self._kind > 0))
+        self._end_stands(going, self.sim.time)
+        stands, self._stands = tuple(self._stands), ended
+        kinds = [stand.kind for stand in stands]
         return TrafficSummary(
             seconds=seconds,
             vehicles=self._vehicle_ticks / ticks,
             mean_speed=self._speed_sum / max(self._vehicle_ticks, 1),
             standing=self._standing_ticks / max(self._vehicle_ticks, 1),
             longest_stand=self._longest,
-            stuck=self._stuck,
+            long_stands=self._long_stands,
+            behind_red=kinds.count(BEHIND_RED),
+            in_moving_queue=kinds.count(IN_MOVING_QUEUE),
+            stuck=kinds.count(STUCK),
             junction_entries_per_min=60.0 * self._entries / seconds if seconds > 0 else 0.0,
             collisions=self._collisions,
             vehicle_collisions=self._vehicle_collisions,
+            stands=stands,
         )
 
 
