@@ -99,8 +99,13 @@ void main() {
 }
 """
 
+#: The scene's fragment shader, compiled twice: with the shadow look-up (SHADOWS 1) and
+#: without (SHADOWS 0). One program with a uniform switch would not do: llvmpipe runs
+#: both sides of a branch for every fragment, masked, so the look-up would cost as much
+#: when off.
 _MAIN_FRAGMENT = """
 #version 330
+#define SHADOWS %(shadows)d
 uniform vec3 u_forward;
 uniform mat4 u_light;
 uniform vec3 u_camera;
@@ -108,7 +113,6 @@ uniform vec3 u_sun_direction;
 uniform vec3 u_sun;
 uniform vec3 u_ambient;
 uniform vec3 u_albedo[%(classes)d];
-uniform bool u_shadows;
 uniform float u_bias;
 uniform sampler2DShadow u_shadow_map;
 in vec3 v_offset;
@@ -120,12 +124,14 @@ layout(location = 2) out int out_ids;  // class << 24 | actor + 1
 void main() {
     vec3 n = dot(v_normal, v_offset) > 0.0 ? -v_normal : v_normal;
     float direct = max(dot(n, u_sun_direction), 0.0);
-    if (u_shadows && direct > 0.0) {
+#if SHADOWS
+    if (direct > 0.0) {
         vec3 light = (u_light * vec4(u_camera + v_offset, 1.0)).xyz * 0.5 + 0.5;
         if (all(greaterThan(light, vec3(0.0))) && all(lessThan(light, vec3(1.0)))) {
             direct *= texture(u_shadow_map, vec3(light.xy, light.z - u_bias));
         }
     }
+#endif
     vec3 albedo = u_albedo[clamp(v_ids.x, 0, %(classes)d - 1)];
     out_color = vec4(albedo * (u_sun * direct + u_ambient * (0.65 + 0.35 * n.z)), 1.0);
     out_depth = dot(u_forward, v_offset);
@@ -220,14 +226,20 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
 class _Mesh:
     """A mesh's vertices on the GPU, with a vertex array for each program."""
 
-    def __init__(self, ctx: Any, programs: tuple[Any, Any], data: npt.NDArray[np.void]) -> None:
+    def __init__(
+        self, ctx: Any, programs: tuple[Any, Any, Any], data: npt.NDArray[np.void]
+    ) -> None:
         self.count = len(data)
         self.capacity = max(self.count, 1)
         self.buffer = ctx.buffer(reserve=self.capacity * VERTEX.itemsize, dynamic=True)
         if self.count:
             self.buffer.write(data.tobytes())
-        main, shadow = programs
-        self.main = ctx.vertex_array(main, [(self.buffer, _FORMAT, *_ATTRIBUTES)])
+        lit, unlit, shadow = programs
+        # The scene's program with shadows, without, and the shadow map's.
+        self.main = {
+            True: ctx.vertex_array(lit, [(self.buffer, _FORMAT, *_ATTRIBUTES)]),
+            False: ctx.vertex_array(unlit, [(self.buffer, _FORMAT, *_ATTRIBUTES)]),
+        }
         self.shadow = ctx.vertex_array(shadow, [(self.buffer, "3f 20x", "in_position")])
 
     def write(self, data: npt.NDArray[np.void]) -> bool:
@@ -240,7 +252,8 @@ class _Mesh:
         return True
 
     def release(self) -> None:
-        self.main.release()
+        for vao in self.main.values():
+            vao.release()
         self.shadow.release()
         self.buffer.release()
 
@@ -302,12 +315,14 @@ class RasterRenderer:
         self.description = f"moderngl on EGL ({ctx.info['GL_RENDERER']})"
         with ctx:
             classes = len(ALBEDO)
-            self._main: Any = ctx.program(
-                vertex_shader=_MAIN_VERTEX,
-                fragment_shader=_MAIN_FRAGMENT % {"classes": classes},
-            )
-            self._main["u_albedo"].write(ALBEDO.astype("f4").tobytes())
-            self._main["u_shadow_map"].value = 0
+            self._main: dict[bool, Any] = {}
+            for shadows in (True, False):
+                main = self._main[shadows] = ctx.program(
+                    vertex_shader=_MAIN_VERTEX,
+                    fragment_shader=_MAIN_FRAGMENT % {"classes": classes, "shadows": shadows},
+                )
+                main["u_albedo"].write(ALBEDO.astype("f4").tobytes())
+            self._main[True]["u_shadow_map"].value = 0
             self._shadow_program: Any = ctx.program(
                 vertex_shader=_SHADOW_VERTEX, fragment_shader=_SHADOW_FRAGMENT
             )
@@ -328,7 +343,7 @@ class RasterRenderer:
     # -- meshes ----------------------------------------------------------------------------------
 
     def _upload(self, scene: Scene) -> None:
-        programs = (self._main, self._shadow_program)
+        programs = (self._main[True], self._main[False], self._shadow_program)
         if self._scene_static is not scene.static or self._static is None:
             if self._static is not None:
                 self._static.release()
@@ -343,10 +358,12 @@ class RasterRenderer:
                 self._moving = _Mesh(self._ctx, programs, data)
             self._scene_moving = scene.moving
 
-    def _draw(self, shadow: bool) -> None:
+    def _draw(self, shadow: bool, lit: bool = False) -> None:
+        """Draws both meshes into the shadow map (``shadow``) or the scene, with shadows
+        (``lit``) or without."""
         for mesh in (self._static, self._moving):
             if mesh is not None and mesh.count:
-                (mesh.shadow if shadow else mesh.main).render(
+                (mesh.shadow if shadow else mesh.main[lit]).render(
                     self._gl.TRIANGLES, vertices=mesh.count
                 )
 
@@ -374,21 +391,21 @@ class RasterRenderer:
                 targets = self._targets[size] = _Targets(ctx, size)
             targets.depth_only.clear(depth=1.0)
             targets.fbo.use()
-            main = self._main
+            main = self._main[shadows]
             main["u_projection"].write(_mat4(model.gl_projection()))
             main["u_eye"].write(_mat3(GL_EYE_FROM_SENSOR @ pose.rotation.T))
             main["u_camera"].value = tuple(camera.tolist())
-            main["u_light"].write(_mat4(light_matrix))
             main["u_ignore"].value = int(shot.ignore_actor)
             main["u_forward"].value = tuple(pose.rotation[:, 0].tolist())
             main["u_sun_direction"].value = tuple(light.sun_direction.tolist())
             main["u_sun"].value = tuple(light.sun.tolist())
             main["u_ambient"].value = tuple(light.ambient.tolist())
-            main["u_shadows"].value = shadows
-            main["u_bias"].value = _SHADOW_BIAS
-            self._shadow_map.use(location=0)
+            if shadows:
+                main["u_light"].write(_mat4(light_matrix))
+                main["u_bias"].value = _SHADOW_BIAS
+                self._shadow_map.use(location=0)
             ctx.depth_func = "<"
-            self._draw(shadow=False)
+            self._draw(shadow=False, lit=shadows)
             self._draw_sky(model, pose.rotation, light)
             return self._read(targets, model)
 
