@@ -259,11 +259,12 @@ class _Mesh:
 
 
 class _Targets:
-    """The framebuffer of one image size: colour and depth (RGBA32F: radiance, depth along
-    the optical axis), ids (R32I: class and actor, `unpack_ids`).
+    """The framebuffer of one image size: colour (RGBA32F, radiance), depth along the
+    optical axis (R32F) and ids (R32I: class and actor, `unpack_ids`).
 
-    Two attachments rather than four: on llvmpipe every attachment costs about 1 ms per
-    full-screen pass."""
+    Class and actor share a target: on llvmpipe each attachment costs time in every pass.
+    Depth keeps its own: in the colour's alpha, reading the colour back as RGB would take
+    a second read or a strided copy, which costs more than the target."""
 
     def __init__(self, ctx: Any, size: tuple[int, int]) -> None:
         self.size = size
