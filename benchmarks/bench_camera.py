@@ -8,7 +8,7 @@ ticks times, after the tick:
 
 - ``camera``: one shot as a simulation takes it: the moving actors' mesh rebuilt for the
   frame (`Scene.update`), uploaded, the sun's shadow map, the scene and the sky drawn
-  into the HDR colour, depth, class and actor targets, all four read back;
+  into the HDR colour, depth and ids (class and actor) targets, all three read back;
 - ``camera, render only``: the same without the scene update (the mesh as it is);
 - ``camera, no shadows``: render only, ``shadows: false``;
 - ``plain moderngl``: the same vertex buffers drawn by a minimal program (position only,

@@ -113,6 +113,31 @@ def test_a_box_appears_where_its_projection_says(kind: str, renderers: dict[str,
     assert images.depth[inside].max() <= depth.max() + 1e-3
 
 
+def test_class_and_actor_survive_their_packing_into_one_integer(
+    renderers: dict[str, object],
+) -> None:
+    """The raster camera packs class and actor into one R32I target: a class with its top
+    bit set, the largest actor id it holds and the sky (class 0, actor -1) come back as
+    they went in."""
+    from roadsim.sensors.raster import MAX_ACTOR_ID
+
+    v, tri = boxes(
+        np.array([10.0, 10.0]), np.array([-2.0, 2.0]), np.zeros(2), np.zeros(2),
+        np.full(2, 2.0), np.full(2, 2.0), np.full(2, 2.0),
+    )  # fmt: skip
+    surface = np.repeat(np.array([200, SURFACE_IDS["car"]], dtype=np.uint8), len(tri) // 2)
+    actor = np.repeat([MAX_ACTOR_ID, 0], len(tri) // 2)
+    scene = Scene(SceneMesh.of(v, tri, surface, actor=actor), ("car",))
+    shot = Shot(
+        CameraModel(64, 48, 90.0), Pose(np.array([0.0, 0.0, 1.0]), np.eye(3)), Lighting.of()
+    )
+    images = renderers["raster"].render(scene, shot)  # type: ignore[attr-defined]
+    assert images.surface_ids.dtype == np.uint8 and images.actor_ids.dtype == np.int32
+    ids = zip(images.surface_ids.ravel().tolist(), images.actor_ids.ravel().tolist(), strict=True)
+    pairs = set(ids)
+    assert pairs == {(0, -1), (200, MAX_ACTOR_ID), (SURFACE_IDS["car"], 0)}
+
+
 def crest_scenario(tmp_path: Path, cameras: str, seed: int = 3) -> Path:
     path = tmp_path / "crest.yaml"
     path.write_text(

@@ -19,9 +19,11 @@ A shot is three passes into float32 render targets:
    a side; outside it, nothing is in shadow;
 2. the scene, with a depth buffer: colour (`roadsim.sensors.camera_model`'s shading),
    depth along the optical axis (written per fragment from the interpolated position,
-   not read back from the depth buffer, so it keeps float32 precision), surface class and
-   actor id into four attachments. The triangles of the actor the camera rides on are
-   moved out of the clip volume in the vertex shader, so they draw nothing;
+   not read back from the depth buffer, so it keeps float32 precision) and the surface
+   class and actor id packed into one integer (`unpack_ids`): three attachments (on
+   llvmpipe each costs time in every full-screen pass). The triangles of the actor the
+   camera rides on are moved out of the clip volume in the vertex shader, so they draw
+   nothing;
 3. the sky, a full-screen triangle on the far plane where no surface is: the sky's
    radiance, depth +inf, class 0, actor -1.
 
@@ -38,12 +40,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from roadsim._types import Int32Array, UInt8Array
+from roadsim.errors import ArgumentError
 from roadsim.road.surface_classes import ALBEDO
 from roadsim.sensors.camera import Images, RendererUnavailable, Shot
 from roadsim.sensors.camera_model import GL_EYE_FROM_SENSOR, CameraModel, Lighting
 from roadsim.sensors.scene import Scene, SceneMesh
 
-__all__ = ["SHADOW_HALF_SIZE_M", "SHADOW_MAP_SIZE", "RasterRenderer", "vertex_data"]
+__all__ = [
+    "MAX_ACTOR_ID",
+    "SHADOW_HALF_SIZE_M",
+    "SHADOW_MAP_SIZE",
+    "RasterRenderer",
+    "unpack_ids",
+    "vertex_data",
+]
 
 #: Texels along a side of the sun's shadow map: its depth-only pass fills them all, which
 #: on llvmpipe costs 2 ms a frame at 1,024 and 9 ms at 2,048 (640 x 480, 2 cores).
@@ -56,6 +67,9 @@ _SHADOW_DEPTH_M = 500.0
 #: How much nearer to the sun a surface must be than the one in the shadow map to shade it
 #: (depth units of the shadow map: 1 m is 1 / (2 x 500)), besides the slope-scaled offset.
 _SHADOW_BIAS = 2e-5
+
+#: The largest actor id the ids target holds (24 bits, less one for none).
+MAX_ACTOR_ID = (1 << 24) - 2
 
 #: One vertex: position (scene frame), its triangle's unit normal, class and actor.
 VERTEX = np.dtype([("position", "<f4", 3), ("normal", "<f4", 3), ("ids", "<i4", 2)])
@@ -85,8 +99,13 @@ void main() {
 }
 """
 
+#: The scene's fragment shader, compiled twice: with the shadow look-up (SHADOWS 1) and
+#: without (SHADOWS 0). One program with a uniform switch would not do: llvmpipe runs
+#: both sides of a branch for every fragment, masked, so the look-up would cost as much
+#: when off.
 _MAIN_FRAGMENT = """
 #version 330
+#define SHADOWS %(shadows)d
 uniform vec3 u_forward;
 uniform mat4 u_light;
 uniform vec3 u_camera;
@@ -94,7 +113,6 @@ uniform vec3 u_sun_direction;
 uniform vec3 u_sun;
 uniform vec3 u_ambient;
 uniform vec3 u_albedo[%(classes)d];
-uniform bool u_shadows;
 uniform float u_bias;
 uniform sampler2DShadow u_shadow_map;
 in vec3 v_offset;
@@ -102,22 +120,22 @@ flat in vec3 v_normal;
 flat in ivec2 v_ids;
 layout(location = 0) out vec4 out_color;
 layout(location = 1) out float out_depth;
-layout(location = 2) out uint out_surface;
-layout(location = 3) out int out_actor;
+layout(location = 2) out int out_ids;  // class << 24 | actor + 1
 void main() {
     vec3 n = dot(v_normal, v_offset) > 0.0 ? -v_normal : v_normal;
     float direct = max(dot(n, u_sun_direction), 0.0);
-    if (u_shadows && direct > 0.0) {
+#if SHADOWS
+    if (direct > 0.0) {
         vec3 light = (u_light * vec4(u_camera + v_offset, 1.0)).xyz * 0.5 + 0.5;
         if (all(greaterThan(light, vec3(0.0))) && all(lessThan(light, vec3(1.0)))) {
             direct *= texture(u_shadow_map, vec3(light.xy, light.z - u_bias));
         }
     }
+#endif
     vec3 albedo = u_albedo[clamp(v_ids.x, 0, %(classes)d - 1)];
     out_color = vec4(albedo * (u_sun * direct + u_ambient * (0.65 + 0.35 * n.z)), 1.0);
     out_depth = dot(u_forward, v_offset);
-    out_surface = uint(v_ids.x);
-    out_actor = v_ids.y;
+    out_ids = (v_ids.x << 24) | (v_ids.y + 1);
 }
 """
 
@@ -138,17 +156,23 @@ void main() {
 
 _SKY_VERTEX = """
 #version 330
+uniform mat3 u_rotation;
+uniform vec2 u_center;
+uniform vec2 u_size;
+uniform float u_focal;
 in vec2 in_corner;
+out vec3 v_ray;
 void main() {
     gl_Position = vec4(in_corner, 1.0, 1.0);  // on the far plane
+    // The pixel ray (sensor frame, x = 1) is linear in the window coordinates, so it is
+    // interpolated exactly; the image is drawn upside down (gl_FragCoord is (u, v)).
+    vec2 window = (in_corner * 0.5 + 0.5) * u_size;
+    v_ray = u_rotation * vec3(1.0, (u_center - window) / u_focal);
 }
 """
 
 _SKY_FRAGMENT = """
 #version 330
-uniform mat3 u_rotation;
-uniform vec2 u_center;
-uniform float u_focal;
 uniform vec3 u_sun_direction;
 uniform vec3 u_zenith;
 uniform vec3 u_horizon;
@@ -157,15 +181,12 @@ uniform vec3 u_glow;
 uniform vec3 u_disc;
 uniform float u_disc_cos;
 uniform float u_glow_width;  // 1 / (1 - cos(the glow's width))
+in vec3 v_ray;
 layout(location = 0) out vec4 out_color;
 layout(location = 1) out float out_depth;
-layout(location = 2) out uint out_surface;
-layout(location = 3) out int out_actor;
+layout(location = 2) out int out_ids;
 void main() {
-    // gl_FragCoord is (u, v) of the pixel's centre: the image is drawn upside down.
-    vec3 ray = vec3(1.0, (u_center.x - gl_FragCoord.x) / u_focal,
-                    (u_center.y - gl_FragCoord.y) / u_focal);
-    vec3 d = normalize(u_rotation * ray);
+    vec3 d = normalize(v_ray);
     vec3 sky = d.z >= 0.0 ? u_horizon + (u_zenith - u_horizon) * sqrt(d.z) : u_ground;
     float c = dot(d, u_sun_direction);
     sky += u_glow * exp((c - 1.0) * u_glow_width);
@@ -174,14 +195,22 @@ void main() {
     }
     out_color = vec4(sky, 1.0);
     out_depth = uintBitsToFloat(0x7F800000u);  // +inf
-    out_surface = 0u;
-    out_actor = -1;
+    out_ids = 0;  // class 0, actor -1
 }
 """
 
 
 def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
-    """(3 T,) `VERTEX` records of a mesh's T triangles, positions relative to ``origin``."""
+    """(3 T,) `VERTEX` records of a mesh's T triangles, positions relative to ``origin``.
+
+    Raises:
+        ArgumentError: An actor id above `MAX_ACTOR_ID` (the ids target holds no more).
+    """
+    if len(mesh.actor) and int(mesh.actor.max()) > MAX_ACTOR_ID:
+        raise ArgumentError(
+            f"the raster camera draws actor ids up to {MAX_ACTOR_ID}, not "
+            f"{int(mesh.actor.max())}; use renderer: raycast"
+        )
     p = (mesh.vertices - np.asarray(origin, dtype=np.float64))[mesh.triangles]  # (T, 3, 3)
     n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
     norm = np.sqrt(np.einsum("ij,ij->i", n, n))
@@ -197,14 +226,20 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
 class _Mesh:
     """A mesh's vertices on the GPU, with a vertex array for each program."""
 
-    def __init__(self, ctx: Any, programs: tuple[Any, Any], data: npt.NDArray[np.void]) -> None:
+    def __init__(
+        self, ctx: Any, programs: tuple[Any, Any, Any], data: npt.NDArray[np.void]
+    ) -> None:
         self.count = len(data)
         self.capacity = max(self.count, 1)
         self.buffer = ctx.buffer(reserve=self.capacity * VERTEX.itemsize, dynamic=True)
         if self.count:
             self.buffer.write(data.tobytes())
-        main, shadow = programs
-        self.main = ctx.vertex_array(main, [(self.buffer, _FORMAT, *_ATTRIBUTES)])
+        lit, unlit, shadow = programs
+        # The scene's program with shadows, without, and the shadow map's.
+        self.main = {
+            True: ctx.vertex_array(lit, [(self.buffer, _FORMAT, *_ATTRIBUTES)]),
+            False: ctx.vertex_array(unlit, [(self.buffer, _FORMAT, *_ATTRIBUTES)]),
+        }
         self.shadow = ctx.vertex_array(shadow, [(self.buffer, "3f 20x", "in_position")])
 
     def write(self, data: npt.NDArray[np.void]) -> bool:
@@ -217,20 +252,25 @@ class _Mesh:
         return True
 
     def release(self) -> None:
-        self.main.release()
+        for vao in self.main.values():
+            vao.release()
         self.shadow.release()
         self.buffer.release()
 
 
 class _Targets:
-    """The framebuffer of one image size: colour, depth, class and actor attachments."""
+    """The framebuffer of one image size: colour (RGBA32F, radiance), depth along the
+    optical axis (R32F) and ids (R32I: class and actor, `unpack_ids`).
+
+    Class and actor share a target: on llvmpipe each attachment costs time in every pass.
+    Depth keeps its own: in the colour's alpha, reading the colour back as RGB would take
+    a second read or a strided copy, which costs more than the target."""
 
     def __init__(self, ctx: Any, size: tuple[int, int]) -> None:
         self.size = size
         self.attachments = (
             ctx.renderbuffer(size, 4, dtype="f4"),
             ctx.renderbuffer(size, 1, dtype="f4"),
-            ctx.renderbuffer(size, 1, dtype="u1"),
             ctx.renderbuffer(size, 1, dtype="i4"),
         )
         self.depth = ctx.depth_renderbuffer(size)
@@ -276,12 +316,14 @@ class RasterRenderer:
         self.description = f"moderngl on EGL ({ctx.info['GL_RENDERER']})"
         with ctx:
             classes = len(ALBEDO)
-            self._main: Any = ctx.program(
-                vertex_shader=_MAIN_VERTEX,
-                fragment_shader=_MAIN_FRAGMENT % {"classes": classes},
-            )
-            self._main["u_albedo"].write(ALBEDO.astype("f4").tobytes())
-            self._main["u_shadow_map"].value = 0
+            self._main: dict[bool, Any] = {}
+            for shadows in (True, False):
+                main = self._main[shadows] = ctx.program(
+                    vertex_shader=_MAIN_VERTEX,
+                    fragment_shader=_MAIN_FRAGMENT % {"classes": classes, "shadows": shadows},
+                )
+                main["u_albedo"].write(ALBEDO.astype("f4").tobytes())
+            self._main[True]["u_shadow_map"].value = 0
             self._shadow_program: Any = ctx.program(
                 vertex_shader=_SHADOW_VERTEX, fragment_shader=_SHADOW_FRAGMENT
             )
@@ -302,7 +344,7 @@ class RasterRenderer:
     # -- meshes ----------------------------------------------------------------------------------
 
     def _upload(self, scene: Scene) -> None:
-        programs = (self._main, self._shadow_program)
+        programs = (self._main[True], self._main[False], self._shadow_program)
         if self._scene_static is not scene.static or self._static is None:
             if self._static is not None:
                 self._static.release()
@@ -317,10 +359,12 @@ class RasterRenderer:
                 self._moving = _Mesh(self._ctx, programs, data)
             self._scene_moving = scene.moving
 
-    def _draw(self, shadow: bool) -> None:
+    def _draw(self, shadow: bool, lit: bool = False) -> None:
+        """Draws both meshes into the shadow map (``shadow``) or the scene, with shadows
+        (``lit``) or without."""
         for mesh in (self._static, self._moving):
             if mesh is not None and mesh.count:
-                (mesh.shadow if shadow else mesh.main).render(
+                (mesh.shadow if shadow else mesh.main[lit]).render(
                     self._gl.TRIANGLES, vertices=mesh.count
                 )
 
@@ -348,21 +392,21 @@ class RasterRenderer:
                 targets = self._targets[size] = _Targets(ctx, size)
             targets.depth_only.clear(depth=1.0)
             targets.fbo.use()
-            main = self._main
+            main = self._main[shadows]
             main["u_projection"].write(_mat4(model.gl_projection()))
             main["u_eye"].write(_mat3(GL_EYE_FROM_SENSOR @ pose.rotation.T))
             main["u_camera"].value = tuple(camera.tolist())
-            main["u_light"].write(_mat4(light_matrix))
             main["u_ignore"].value = int(shot.ignore_actor)
             main["u_forward"].value = tuple(pose.rotation[:, 0].tolist())
             main["u_sun_direction"].value = tuple(light.sun_direction.tolist())
             main["u_sun"].value = tuple(light.sun.tolist())
             main["u_ambient"].value = tuple(light.ambient.tolist())
-            main["u_shadows"].value = shadows
-            main["u_bias"].value = _SHADOW_BIAS
-            self._shadow_map.use(location=0)
+            if shadows:
+                main["u_light"].write(_mat4(light_matrix))
+                main["u_bias"].value = _SHADOW_BIAS
+                self._shadow_map.use(location=0)
             ctx.depth_func = "<"
-            self._draw(shadow=False)
+            self._draw(shadow=False, lit=shadows)
             self._draw_sky(model, pose.rotation, light)
             return self._read(targets, model)
 
@@ -373,6 +417,7 @@ class RasterRenderer:
         sky["u_rotation"].write(_mat3(rotation))
         sky["u_center"].value = model.center
         sky["u_focal"].value = model.focal
+        sky["u_size"].value = (float(model.width), float(model.height))
         for key, value in (
             ("u_sun_direction", light.sun_direction),
             ("u_zenith", light.zenith),
@@ -393,12 +438,11 @@ class RasterRenderer:
         fbo = targets.fbo
         color = np.empty((h, w, 3), dtype=np.float32)
         depth = np.empty((h, w), dtype=np.float32)
-        surface = np.empty((h, w), dtype=np.uint8)
-        actor = np.empty((h, w), dtype=np.int32)
+        ids = np.empty((h, w), dtype=np.int32)
         fbo.read_into(color, components=3, attachment=0, dtype="f4")
         fbo.read_into(depth, components=1, attachment=1, dtype="f4")
-        fbo.read_into(surface, components=1, attachment=2, dtype="u1")
-        fbo.read_into(actor, components=1, attachment=3, dtype="i4")
+        fbo.read_into(ids, components=1, attachment=2, dtype="i4")
+        surface, actor = unpack_ids(ids)
         return Images(color, depth, surface, actor)
 
     def close(self) -> None:
@@ -415,6 +459,16 @@ class RasterRenderer:
         self._static = self._moving = None
         self._scene_static = self._scene_moving = None
         self._release()
+
+
+def unpack_ids(ids: npt.NDArray[np.int32]) -> tuple[UInt8Array, Int32Array]:
+    """The surface class (uint8) and the actor id (int32, -1 for none) of each pixel of
+    the ids target, which holds ``class << 24 | (actor + 1)``: actor ids up to
+    `MAX_ACTOR_ID`."""
+    bits = ids.view(np.uint32)
+    surface: UInt8Array = (bits >> 24).astype(np.uint8)
+    actor: Int32Array = (ids & 0xFFFFFF) - np.int32(1)
+    return surface, actor
 
 
 def _light_matrix(camera: Any, forward: Any, light: Lighting) -> Any:
