@@ -178,7 +178,13 @@ class CirclingObjects(Session):
 
 
 def page_rate(
-    browser: Any, counts: list[int], seconds: float, viewport: tuple[int, int], aa: bool, spread: float
+    browser: Any,
+    counts: list[int],
+    seconds: float,
+    viewport: tuple[int, int],
+    aa: bool,
+    spread: float,
+    renderers: list[str],
 ) -> None:
     width, height = viewport
     print(f"page: headless Chromium, software WebGL, {width}x{height} px, antialias {'on' if aa else 'off'},"
@@ -189,7 +195,7 @@ def page_rate(
     for count in counts:
         session = CirclingObjects(count, spread=spread)
         with ViewerServer(session, port=0) as server:
-            for renderer in ("ours", "ours, instanced", "seed"):
+            for renderer in renderers:
                 page = browser.new_page(viewport={"width": width, "height": height})
                 query = f"?camera=top&aa={'1' if aa else '0'}&pixelRatio=1"
                 if renderer == "seed":
@@ -233,6 +239,11 @@ def main() -> None:
     parser.add_argument(
         "--spread", type=float, default=500.0, help="side of the square the objects circle in (m)"
     )
+    parser.add_argument(
+        "--renderers",
+        default="ours,instanced,seed",
+        help="page runs per count: ours, instanced, seed",
+    )
     parser.add_argument("--skip-feeds", action="store_true")
     parser.add_argument("--skip-page", action="store_true")
     args = parser.parse_args()
@@ -243,11 +254,13 @@ def main() -> None:
         from playwright.sync_api import sync_playwright
 
         width, height = (int(v) for v in args.viewport.split("x"))
+        names = {"ours": "ours", "instanced": "ours, instanced", "seed": "seed"}
+        renderers = [names[r] for r in args.renderers.split(",")]
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
             try:
                 page_rate(browser, [int(c) for c in args.objects.split(",")], args.seconds,
-                          (width, height), args.antialias, args.spread)  # fmt: skip
+                          (width, height), args.antialias, args.spread, renderers)  # fmt: skip
             finally:
                 browser.close()
 
