@@ -191,7 +191,7 @@ def page_rate(
           f" objects circling over {spread:g} m x {spread:g} m of the town at 20 Hz, {seconds:g} s per run,"
           " seen from 140 m above (a 146 m x 260 m view)")  # fmt: skip
     print(f"  {'objects':>7} {'renderer (draw)':>26} {'ms/frame':>9} {'fps':>6} {'p90 ms':>7} "
-          f"{'in scene':>8} {'in view':>7} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9}")  # fmt: skip
+          f"{'in scene':>8} {'in view':>7} {'as roof':>7} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9}")  # fmt: skip
     for count in counts:
         session = CirclingObjects(count, spread=spread)
         with ViewerServer(session, port=0) as server:
@@ -213,7 +213,7 @@ def page_rate(
                 page.wait_for_timeout(int(1000 * seconds))
                 r = page.evaluate(
                     "({ft: __roadsim.frameTimes(), n: __roadsim.objectCount(), calls: __roadsim.drawCalls(),"
-                    " drawn: __roadsim.drawnCount(),"
+                    " drawn: __roadsim.drawnCount(), far: __roadsim.drawnFarCount(),"
                     " builds: __roadsim.laneBuilds(), bytes: __roadsim.bytes, tick: __roadsim.tickMs(),"
                     " update: __roadsim.updateMs(), draw: __roadsim.seedMode ? 'mesh each' : __roadsim.draw})"
                 )
@@ -222,7 +222,7 @@ def page_rate(
                 p90 = ft[int(0.9 * (len(ft) - 1))]
                 print(
                     f"  {count:7d} {renderer + ' (' + r['draw'] + ')':>26} {median:9.1f} {1000 / median:6.1f} {p90:7.1f} "
-                    f"{r['n']:8d} {r['drawn']:7d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
+                    f"{r['n']:8d} {r['drawn']:7d} {r['far']:7d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
                     f" {statistics.median(r['tick']):8.1f} {statistics.median(r['update'] or [0]):9.1f}"
                 )
                 page.close()
