@@ -213,7 +213,7 @@ def page_rate(
                 page.wait_for_timeout(int(1000 * seconds))
                 r = page.evaluate(
                     "({ft: __roadsim.frameTimes(), n: __roadsim.objectCount(), calls: __roadsim.drawCalls(),"
-                    " drawn: __roadsim.drawnCount(), far: __roadsim.drawnFarCount(),"
+                    " drawn: __roadsim.drawnCount(), far: __roadsim.drawnFarCount ? __roadsim.drawnFarCount() : 0,"
                     " builds: __roadsim.laneBuilds(), bytes: __roadsim.bytes, tick: __roadsim.tickMs(),"
                     " update: __roadsim.updateMs(), draw: __roadsim.seedMode ? 'mesh each' : __roadsim.draw})"
                 )

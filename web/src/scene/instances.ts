@@ -249,7 +249,9 @@ export class InstancedPool {
       let level = detail(x, z + 0.5 * h, -y, 0.5 * Math.hypot(l, w, h));
       if (level === OUT_OF_VIEW) continue;
       if (!far) level = NEAR;
-      const [draw, slots, slot] = level === FAR ? [far!, this.farSlots, f++] : [this.draw, this.slots, j++];
+      const draw = level === FAR ? far! : this.draw;
+      const slots = level === FAR ? this.farSlots : this.slots;
+      const slot = level === FAR ? f++ : j++;
       draw.writePose(slot, x, y, z, lerpAngle(p[k + 3], q[k + 3], t), l, w, h);
       // Colours change rarely: upload them only where a slot holds another instance.
       if (!this.culled || slots[slot] !== i || this.shownAs[i] !== level || this.recoloured[i]) {
