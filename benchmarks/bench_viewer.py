@@ -11,14 +11,15 @@ needs the built bundle (``make web``) and Debian's Chromium.
 2. **Page** (60 fps with 1,000 objects and a town's lanes, 30+ with 5,000): N synthetic
    objects (cars, trucks, boxes) drive circles over the built-in town at 20 Hz through the
    real sink and server into the real page in headless Chromium (software WebGL); the page
-   times its animation frames with requestAnimationFrame. Each N runs twice on the same
-   page settings: ``ours`` (lanes rebuilt per version; one batch per model, which the page
-   picks on software WebGL), ``ours, instanced`` (one InstancedMesh per model, what a
+   times its animation frames with requestAnimationFrame. Each N runs on the same page
+   settings as (``--renderers`` picks): ``ours`` (lanes rebuilt per version; one batch per
+   model, which the page picks on software WebGL, far objects in a second one as roofs), ``ours, instanced`` (one InstancedMesh per model, what a
    hardware GPU gets; ``?draw=instanced``) and ``seed`` (the seed document's approach:
    every lane rebuilt on each update, one mesh per object; ``?renderer=seed``). It prints the
    median frame time and fps, and, to show the work was real, the objects in the scene and
    those drawn in the last frame (a batch draws only those in the camera's view; the seed's
-   meshes are culled by three.js, which the count does not show), draw calls, lane
+   meshes are culled by three.js, which the count does not show), how many of those as
+   roofs, draw calls, lane
    rebuilds and bytes per frame.
 """
 

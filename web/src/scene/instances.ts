@@ -1,5 +1,6 @@
 // World objects of one model share one mesh: one draw call for all of them (an
-// InstancedMesh, or a batch placed on the CPU where WebGL is software: ./draws.ts).
+// InstancedMesh, or a batch placed on the CPU where WebGL is software: ./draws.ts; a
+// batched pool draws far objects as their roof in a second batch: ./detail.ts).
 // Instances are packed: removing one moves the last into its place. The capacity doubles
 // when full and halves when a quarter is used, so a pool follows the count both ways.
 import * as THREE from "three";
