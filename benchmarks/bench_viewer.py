@@ -11,14 +11,15 @@ needs the built bundle (``make web``) and Debian's Chromium.
 2. **Page** (60 fps with 1,000 objects and a town's lanes, 30+ with 5,000): N synthetic
    objects (cars, trucks, boxes) drive circles over the built-in town at 20 Hz through the
    real sink and server into the real page in headless Chromium (software WebGL); the page
-   times its animation frames with requestAnimationFrame. Each N runs twice on the same
-   page settings: ``ours`` (lanes rebuilt per version; one batch per model, which the page
-   picks on software WebGL), ``ours, instanced`` (one InstancedMesh per model, what a
+   times its animation frames with requestAnimationFrame. Each N runs on the same page
+   settings as (``--renderers`` picks): ``ours`` (lanes rebuilt per version; one batch per
+   model, which the page picks on software WebGL, far objects in a second one as roofs), ``ours, instanced`` (one InstancedMesh per model, what a
    hardware GPU gets; ``?draw=instanced``) and ``seed`` (the seed document's approach:
    every lane rebuilt on each update, one mesh per object; ``?renderer=seed``). It prints the
    median frame time and fps, and, to show the work was real, the objects in the scene and
    those drawn in the last frame (a batch draws only those in the camera's view; the seed's
-   meshes are culled by three.js, which the count does not show), draw calls, lane
+   meshes are culled by three.js, which the count does not show), how many of those as
+   roofs, draw calls, lane
    rebuilds and bytes per frame.
 """
 
@@ -178,18 +179,24 @@ class CirclingObjects(Session):
 
 
 def page_rate(
-    browser: Any, counts: list[int], seconds: float, viewport: tuple[int, int], aa: bool, spread: float
+    browser: Any,
+    counts: list[int],
+    seconds: float,
+    viewport: tuple[int, int],
+    aa: bool,
+    spread: float,
+    renderers: list[str],
 ) -> None:
     width, height = viewport
     print(f"page: headless Chromium, software WebGL, {width}x{height} px, antialias {'on' if aa else 'off'},"
           f" objects circling over {spread:g} m x {spread:g} m of the town at 20 Hz, {seconds:g} s per run,"
           " seen from 140 m above (a 146 m x 260 m view)")  # fmt: skip
     print(f"  {'objects':>7} {'renderer (draw)':>26} {'ms/frame':>9} {'fps':>6} {'p90 ms':>7} "
-          f"{'in scene':>8} {'in view':>7} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9}")  # fmt: skip
+          f"{'in scene':>8} {'in view':>7} {'as roof':>7} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9}")  # fmt: skip
     for count in counts:
         session = CirclingObjects(count, spread=spread)
         with ViewerServer(session, port=0) as server:
-            for renderer in ("ours", "ours, instanced", "seed"):
+            for renderer in renderers:
                 page = browser.new_page(viewport={"width": width, "height": height})
                 query = f"?camera=top&aa={'1' if aa else '0'}&pixelRatio=1"
                 if renderer == "seed":
@@ -207,7 +214,7 @@ def page_rate(
                 page.wait_for_timeout(int(1000 * seconds))
                 r = page.evaluate(
                     "({ft: __roadsim.frameTimes(), n: __roadsim.objectCount(), calls: __roadsim.drawCalls(),"
-                    " drawn: __roadsim.drawnCount(),"
+                    " drawn: __roadsim.drawnCount(), far: __roadsim.drawnFarCount ? __roadsim.drawnFarCount() : 0,"
                     " builds: __roadsim.laneBuilds(), bytes: __roadsim.bytes, tick: __roadsim.tickMs(),"
                     " update: __roadsim.updateMs(), draw: __roadsim.seedMode ? 'mesh each' : __roadsim.draw})"
                 )
@@ -216,7 +223,7 @@ def page_rate(
                 p90 = ft[int(0.9 * (len(ft) - 1))]
                 print(
                     f"  {count:7d} {renderer + ' (' + r['draw'] + ')':>26} {median:9.1f} {1000 / median:6.1f} {p90:7.1f} "
-                    f"{r['n']:8d} {r['drawn']:7d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
+                    f"{r['n']:8d} {r['drawn']:7d} {r['far']:7d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
                     f" {statistics.median(r['tick']):8.1f} {statistics.median(r['update'] or [0]):9.1f}"
                 )
                 page.close()
@@ -233,6 +240,11 @@ def main() -> None:
     parser.add_argument(
         "--spread", type=float, default=500.0, help="side of the square the objects circle in (m)"
     )
+    parser.add_argument(
+        "--renderers",
+        default="ours,instanced,seed",
+        help="page runs per count: ours, instanced, seed",
+    )
     parser.add_argument("--skip-feeds", action="store_true")
     parser.add_argument("--skip-page", action="store_true")
     args = parser.parse_args()
@@ -243,11 +255,13 @@ def main() -> None:
         from playwright.sync_api import sync_playwright
 
         width, height = (int(v) for v in args.viewport.split("x"))
+        names = {"ours": "ours", "instanced": "ours, instanced", "seed": "seed"}
+        renderers = [names[r] for r in args.renderers.split(",")]
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
             try:
                 page_rate(browser, [int(c) for c in args.objects.split(",")], args.seconds,
-                          (width, height), args.antialias, args.spread)  # fmt: skip
+                          (width, height), args.antialias, args.spread, renderers)  # fmt: skip
             finally:
                 browser.close()
 

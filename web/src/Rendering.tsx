@@ -6,6 +6,7 @@ import { useEffect, useRef } from "react";
 import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 import type { EgoSensor, LaneSensor, Sensors } from "./protocol";
+import { DetailPicker } from "./scene/detail";
 import type { DrawKind } from "./scene/draws";
 import { toThree } from "./scene/frames";
 import { COLORS, SceneUpdater } from "./scene/updater";
@@ -163,8 +164,7 @@ export function Rendering(props: RenderingProps) {
     renderer.domElement.addEventListener("pointerleave", leave);
 
     let raf = 0;
-    const frustum = new THREE.Frustum();
-    const view = new THREE.Matrix4();
+    const view = new DetailPicker();
     const tick = (now: number) => {
       raf = requestAnimationFrame(tick);
       if (s.lastTick) {
@@ -176,8 +176,7 @@ export function Rendering(props: RenderingProps) {
       s.alpha = Math.min(1, (now - s.arrival) / s.interval);
       placeCamera(s, latest.current.cameraMode ?? "follow");
       camera.updateMatrixWorld();
-      frustum.setFromProjectionMatrix(view.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse));
-      updater.interpolate(s.alpha, frustum);
+      updater.interpolate(s.alpha, view.setCamera(camera, renderer.domElement.height));
       if (s.pointer && s.pointerMoved) pick(s);
       renderer.render(scene, camera);
       push(s.tickMs, performance.now() - t0);
@@ -352,6 +351,7 @@ function hook(s: Stage): void {
     objectIds: () => s.updater.objectIds(),
     objectCount: () => s.updater.objectCount,
     drawnCount: () => s.updater.drawnCount,
+    drawnFarCount: () => s.updater.drawnFarCount,
     egoCreations: () => s.updater.egoCreations,
     laneBuilds: () => s.updater.laneBuilds,
     laneVersion: () => s.updater.laneVersion,

@@ -2,6 +2,7 @@
 import * as THREE from "three";
 import { describe, expect, it } from "vitest";
 import type { EgoSensor, LaneSensor, WorldDelta } from "../src/protocol";
+import { DetailPicker, FAR, FAR_PIXELS, NEAR, OUT_OF_VIEW } from "../src/scene/detail";
 import type { DrawKind } from "../src/scene/draws";
 import { MIN_CAPACITY } from "../src/scene/instances";
 import { SceneUpdater } from "../src/scene/updater";
@@ -124,7 +125,11 @@ describe("SceneUpdater", () => {
     // boxes and cones: shapes centred on their pose, so the mean of a batch's vertices is the pose
     const many = Array.from({ length: 1000 }, (_, i) => ({ id: i + 1, model: 3 + (i % 2) }));
     apply(delta(many), null, true);
-    const meshes = () => scene.getObjectByName("world")!.children as THREE.Mesh[];
+    // a batch also has its roof batch for far objects (./detail.ts), empty until culled
+    const all = () => scene.getObjectByName("world")!.children as THREE.Mesh[];
+    expect(all()).toHaveLength(draw === "batched" ? 4 : 2);
+    expect(all().filter((m) => m.userData.far).every((m) => m.geometry.drawRange.count === 0)).toBe(true);
+    const meshes = () => all().filter((m) => !m.userData.far);
     expect(meshes()).toHaveLength(2);
     expect(meshes().every((m) => (m instanceof THREE.InstancedMesh) === (draw === "instanced"))).toBe(true);
     for (const stats of updater.poolStats()) {
@@ -166,9 +171,7 @@ describe("SceneUpdater", () => {
     camera.position.set(-1, 1, 0);
     camera.lookAt(10, 1, 0);
     camera.updateMatrixWorld();
-    const frustum = new THREE.Frustum().setFromProjectionMatrix(
-      new THREE.Matrix4().multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse),
-    );
+    const frustum = new DetailPicker().setCamera(camera, 4000); // every box near (a tall screen)
     updater.interpolate(1, frustum);
     expect(updater.drawnCount).toBe(5); // x = 0 to 40 (the box at 40 reaches into the 41 m)
     const pool = (updater.scene.getObjectByName("world")!.children[0] as THREE.Mesh).userData.pool;
@@ -185,5 +188,51 @@ describe("SceneUpdater", () => {
     updater.interpolate(1); // no frustum: every object again
     expect(updater.drawnCount).toBe(99);
     expect(updater.drawnAt(100)!.x).toBeCloseTo(990, 3);
+  });
+
+  it("a batched pool draws far objects as their roof, near ones as their model, and picks both", () => {
+    const { updater, apply } = setup(false, "batched");
+    // Boxes (4 x 2 x 1.5 m) every 10 m along +x, seen from x = -1 along +x, 360 px high.
+    apply(delta(Array.from({ length: 100 }, (_, i) => ({ id: i + 1, model: 3, x: 10 * i }))), null, true);
+    const camera = new THREE.PerspectiveCamera(60, 16 / 9, 0.5, 400);
+    camera.position.set(-1, 1, 0);
+    camera.lookAt(10, 1, 0);
+    camera.updateMatrixWorld();
+    const view = new DetailPicker().setCamera(camera, 360);
+    // Far: the sphere's diameter (4.9 m) under FAR_PIXELS at 360 / (2 tan 30 deg) px per radian.
+    const pxPerRad = 360 / (2 * Math.tan(Math.PI / 6));
+    const limit = (2 * 0.5 * Math.hypot(4, 2, 1.5) * pxPerRad) / FAR_PIXELS; // about 95 m
+    const levels = Array.from({ length: 100 }, (_, i) => view.detail(10 * i, 0.75, 0, 0.5 * Math.hypot(4, 2, 1.5)));
+    levels.forEach((level, i) => {
+      const d = Math.hypot(10 * i + 1, 0.25);
+      expect(level).toBe(10 * i > 400 ? OUT_OF_VIEW : d < limit ? NEAR : FAR);
+    });
+    expect(view.detail(0, 0.75, 50, 2.5)).toBe(OUT_OF_VIEW); // beside the camera
+    updater.interpolate(1, view);
+    const near = levels.filter((l) => l === NEAR).length;
+    const far = levels.filter((l) => l === FAR).length;
+    expect(near).toBeGreaterThan(5);
+    expect(far).toBeGreaterThan(5);
+    expect(updater.drawnCount).toBe(near + far);
+    expect(updater.drawnFarCount).toBe(far);
+    const world = updater.scene.getObjectByName("world")!;
+    const model = world.getObjectByName("world-model-3") as THREE.Mesh;
+    const roof = world.getObjectByName("world-model-3-far") as THREE.Mesh;
+    expect(model.geometry.drawRange.count / 36).toBe(near); // 12 triangles a box
+    expect(roof.geometry.drawRange.count / 6).toBe(far); // 2 a roof
+    // Hovering either picks the object drawn there: a ray down onto the second box (near),
+    // one down onto the first far box (its roof).
+    const raycaster = new THREE.Raycaster(new THREE.Vector3(10, 20, 0), new THREE.Vector3(0, -1, 0));
+    const hit = raycaster.intersectObjects(updater.pickTargets(), false)[0];
+    expect(hit.object).toBe(model);
+    expect(updater.idOf(hit)).toBe(2);
+    raycaster.set(new THREE.Vector3(10 * near, 20, 0), new THREE.Vector3(0, -1, 0));
+    const roofHit = raycaster.intersectObjects(updater.pickTargets(), false)[0];
+    expect(roofHit.object).toBe(roof);
+    expect(updater.idOf(roofHit)).toBe(near + 1);
+    // Without a camera every object is its model again.
+    updater.interpolate(1);
+    expect(updater.drawnFarCount).toBe(0);
+    expect(updater.drawnCount).toBe(100);
   });
 });

@@ -1,8 +1,10 @@
 // World objects of one model share one mesh: one draw call for all of them (an
-// InstancedMesh, or a batch placed on the CPU where WebGL is software: ./draws.ts).
+// InstancedMesh, or a batch placed on the CPU where WebGL is software: ./draws.ts; a
+// batched pool draws far objects as their roof in a second batch: ./detail.ts).
 // Instances are packed: removing one moves the last into its place. The capacity doubles
 // when full and halves when a quarter is used, so a pool follows the count both ways.
 import * as THREE from "three";
+import { FAR, NEAR, OUT_OF_VIEW, type Detail } from "./detail";
 import { BatchDraw, InstancedDraw, type DrawKind, type PoolDraw } from "./draws";
 import { lerpAngle } from "./frames";
 
@@ -10,6 +12,8 @@ export const MIN_CAPACITY = 16;
 
 export class InstancedPool {
   draw: PoolDraw;
+  /** Batched: the objects drawn as their roof, far away (./detail.ts). */
+  farDraw: PoolDraw | null = null;
   count = 0;
   ids: Int32Array; // by instance
   readonly index = new Map<number, number>(); // id -> instance
@@ -19,6 +23,8 @@ export class InstancedPool {
   private colors: Float32Array; // r, g, b
   private moving: Uint8Array;
   private slots = new Int32Array(0); // batched and culled: the instance drawn in each slot
+  private farSlots = new Int32Array(0); // the same for the roof batch
+  private shownAs = new Uint8Array(0); // batched and culled: each instance's last Detail
   private recoloured = new Uint8Array(0); // batched and culled: colour changed since drawn
   private culled = false; // whether the last frame drew the visible instances only
 
@@ -29,6 +35,7 @@ export class InstancedPool {
     readonly model: number,
     readonly kind: DrawKind = "instanced",
     capacity = MIN_CAPACITY,
+    readonly farGeometry: THREE.BufferGeometry | null = null,
   ) {
     this.ids = new Int32Array(capacity);
     this.prev = new Float32Array(4 * capacity);
@@ -37,6 +44,7 @@ export class InstancedPool {
     this.colors = new Float32Array(3 * capacity);
     this.moving = new Uint8Array(capacity);
     this.draw = this.makeDraw(capacity);
+    this.farDraw = this.makeFarDraw(capacity);
   }
 
   /** The scene object that draws the pool. */
@@ -62,6 +70,19 @@ export class InstancedPool {
     return draw;
   }
 
+  private makeFarDraw(capacity: number): PoolDraw | null {
+    if (this.kind !== "batched" || !this.farGeometry) return null;
+    const draw = new BatchDraw(this.farGeometry, this.material, capacity);
+    draw.setCount(0); // until a culled frame puts far objects in it
+    const mesh = draw.object;
+    mesh.userData.model = this.model;
+    mesh.userData.pool = this;
+    mesh.userData.far = true;
+    mesh.name = `world-model-${this.model}-far`;
+    this.parent.add(mesh);
+    return draw;
+  }
+
   private resize(capacity: number): void {
     const n = this.count;
     const grow = <T extends Float32Array | Int32Array | Uint8Array>(a: T, per: number): T => {
@@ -78,6 +99,11 @@ export class InstancedPool {
     this.parent.remove(this.draw.object);
     this.draw.dispose();
     this.draw = this.makeDraw(capacity);
+    if (this.farDraw) {
+      this.parent.remove(this.farDraw.object);
+      this.farDraw.dispose();
+    }
+    this.farDraw = this.makeFarDraw(capacity);
     this.culled = false; // new buffers: one slot per instance until the next culled frame
     this.writeAll(1);
   }
@@ -182,13 +208,15 @@ export class InstancedPool {
   /**
    * Moves the instances to `t` in [0, 1] between the previous frame and the latest.
    *
-   * With `visible` (a test of a bounding sphere in three.js' frame), a batched pool draws
-   * only the instances that pass it, packed into its first slots: software WebGL then
-   * places, uploads and draws the objects in view, not all of them. Otherwise only the
-   * moving instances are written.
+   * With `detail` (of a bounding sphere in three.js' frame, ./detail.ts), a batched pool
+   * draws only the instances in view, packed into the first slots of its model's batch
+   * (near) or its roof batch (far): software WebGL then places, uploads and draws the
+   * objects in view, the far ones with 4 vertices. Otherwise only the moving instances
+   * are written, all with the full model.
    */
-  interpolate(t: number, visible?: (x: number, y: number, z: number, r: number) => boolean): void {
-    if (this.kind !== "batched" || !visible) {
+  interpolate(t: number, detail?: (x: number, y: number, z: number, r: number) => Detail): void {
+    if (this.kind !== "batched" || !detail) {
+      this.farDraw?.setCount(0);
       if (this.culled) {
         this.culled = false;
         this.writeAll(t); // back to one slot per instance
@@ -204,42 +232,59 @@ export class InstancedPool {
     }
     if (this.slots.length !== this.capacity) {
       this.slots = new Int32Array(this.capacity).fill(-1);
+      this.farSlots = new Int32Array(this.capacity).fill(-1);
+      this.shownAs = new Uint8Array(this.capacity);
       this.recoloured = new Uint8Array(this.capacity);
       this.culled = false;
     }
     const p = this.prev, q = this.next, s = this.size, c = this.colors;
-    let j = 0;
+    const far = this.farDraw;
+    let j = 0; // near slots used
+    let f = 0; // far slots used
     for (let i = 0; i < this.count; i++) {
       const k = 4 * i;
       const x = p[k] + (q[k] - p[k]) * t;
       const y = p[k + 1] + (q[k + 1] - p[k + 1]) * t;
       const z = p[k + 2] + (q[k + 2] - p[k + 2]) * t;
       const l = s[3 * i], w = s[3 * i + 1], h = s[3 * i + 2];
-      if (!visible(x, z + 0.5 * h, -y, 0.5 * Math.hypot(l, w, h))) continue;
-      this.draw.writePose(j, x, y, z, lerpAngle(p[k + 3], q[k + 3], t), l, w, h);
+      let level = detail(x, z + 0.5 * h, -y, 0.5 * Math.hypot(l, w, h));
+      if (level === OUT_OF_VIEW) continue;
+      if (!far) level = NEAR;
+      const draw = level === FAR ? far! : this.draw;
+      const slots = level === FAR ? this.farSlots : this.slots;
+      const slot = level === FAR ? f++ : j++;
+      draw.writePose(slot, x, y, z, lerpAngle(p[k + 3], q[k + 3], t), l, w, h);
       // Colours change rarely: upload them only where a slot holds another instance.
-      if (!this.culled || this.slots[j] !== i || this.recoloured[i]) {
-        this.draw.writeColor(j, c[3 * i], c[3 * i + 1], c[3 * i + 2]);
+      if (!this.culled || slots[slot] !== i || this.shownAs[i] !== level || this.recoloured[i]) {
+        draw.writeColor(slot, c[3 * i], c[3 * i + 1], c[3 * i + 2]);
         this.recoloured[i] = 0;
       }
-      this.slots[j++] = i;
+      slots[slot] = i;
+      this.shownAs[i] = level;
     }
     this.draw.setCount(j);
+    far?.setCount(f);
     this.culled = true;
   }
 
-  /** The id drawn in a slot of the draw (see `interpolate`). */
-  idAtSlot(slot: number): number {
-    return this.ids[this.culled ? this.slots[slot] : slot];
+  /** The id drawn in a slot of the model's draw, or with `far` of the roof draw (see `interpolate`). */
+  idAtSlot(slot: number, far = false): number {
+    if (!this.culled) return this.ids[slot];
+    return this.ids[far ? this.farSlots[slot] : this.slots[slot]];
   }
 
   /** Instances drawn in the last frame. */
   get drawn(): number {
-    return this.culled ? this.drawnCount() : this.count;
+    return this.culled ? this.drawnCount(this.draw) + this.drawnFar : this.count;
   }
 
-  private drawnCount(): number {
-    const g = this.draw.object.geometry;
+  /** Instances drawn as their roof in the last frame. */
+  get drawnFar(): number {
+    return this.culled && this.farDraw ? this.drawnCount(this.farDraw) : 0;
+  }
+
+  private drawnCount(draw: PoolDraw): number {
+    const g = draw.object.geometry;
     const perObject = g.index ? g.index.count / this.capacity : 1;
     return Math.round(g.drawRange.count / perObject);
   }
@@ -274,7 +319,10 @@ export class InstancedPool {
   }
 
   dispose(): void {
-    this.parent.remove(this.draw.object);
-    this.draw.dispose();
+    for (const draw of [this.draw, this.farDraw]) {
+      if (!draw) continue;
+      this.parent.remove(draw.object);
+      draw.dispose();
+    }
   }
 }

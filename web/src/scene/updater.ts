@@ -11,6 +11,7 @@ import { mergeGeometries } from "three/examples/jsm/utils/BufferGeometryUtils.js
 import type { EgoSensor, LaneSensor } from "../protocol";
 import type { WorldObject, WorldSensor } from "../world";
 import { lerpAngle, writeBoxMatrix } from "./frames";
+import type { DetailPicker } from "./detail";
 import type { DrawKind } from "./draws";
 import { InstancedPool } from "./instances";
 import { laneStrips, markStrips, stripGeometry } from "./lanes";
@@ -43,6 +44,12 @@ function modelGeometry(name: string): THREE.BufferGeometry {
   return new THREE.BoxGeometry(1, 1, 1).translate(0, 0.5, 0);
 }
 
+/** A model's roof: one unit quad facing up at its top, what far objects are drawn as. */
+function roofGeometry(model: THREE.BufferGeometry): THREE.BufferGeometry {
+  model.computeBoundingBox();
+  return new THREE.PlaneGeometry(1, 1).rotateX(-Math.PI / 2).translate(0, model.boundingBox!.max.y, 0);
+}
+
 export interface UpdaterOptions {
   /** Do as the seed document does (the benchmark's reference). */
   seed?: boolean;
@@ -65,6 +72,7 @@ export class SceneUpdater {
   highlight = new Map<number, THREE.Color>();
 
   private readonly geometries = new Map<number, THREE.BufferGeometry>();
+  private readonly roofs = new Map<number, THREE.BufferGeometry>();
   private readonly objectMaterial: THREE.Material;
   private readonly seedMaterials = new Map<string, THREE.MeshLambertMaterial>();
   private readonly laneMaterial: THREE.MeshBasicMaterial;
@@ -76,8 +84,6 @@ export class SceneUpdater {
   private egoPrev: number[] = [0, 0, 0, 0];
   private egoNext: number[] = [0, 0, 0, 0];
   private readonly color = new THREE.Color();
-  private readonly sphere = new THREE.Sphere();
-  private readonly centre = new THREE.Vector3();
 
   constructor(scene: THREE.Scene, options: UpdaterOptions = {}) {
     this.scene = scene;
@@ -109,6 +115,15 @@ export class SceneUpdater {
     if (!g) {
       g = modelGeometry(this.models[model] ?? "box");
       this.geometries.set(model, g);
+    }
+    return g;
+  }
+
+  private roof(model: number): THREE.BufferGeometry {
+    let g = this.roofs.get(model);
+    if (!g) {
+      g = roofGeometry(this.geometry(model));
+      this.roofs.set(model, g);
     }
     return g;
   }
@@ -205,7 +220,8 @@ export class SceneUpdater {
   private pool(model: number): InstancedPool {
     let pool = this.pools.get(model);
     if (!pool) {
-      pool = new InstancedPool(this.geometry(model), this.objectMaterial, this.worldGroup, model, this.draw);
+      const roof = this.draw === "batched" ? this.roof(model) : null;
+      pool = new InstancedPool(this.geometry(model), this.objectMaterial, this.worldGroup, model, this.draw, undefined, roof);
       this.pools.set(model, pool);
     }
     return pool;
@@ -270,14 +286,13 @@ export class SceneUpdater {
 
   /**
    * Moves everything to `t` in [0, 1] between the previous frame and the latest; with a
-   * camera's frustum, batched pools draw only the objects in it.
+   * camera's `view`, batched pools draw only the objects in it, the far ones as their
+   * roof (./detail.ts).
    */
-  interpolate(t: number, frustum?: THREE.Frustum): void {
+  interpolate(t: number, view?: DetailPicker): void {
     this.placeEgo(t);
-    const visible = frustum
-      ? (x: number, y: number, z: number, r: number) => frustum.intersectsSphere(this.sphere.set(this.centre.set(x, y, z), r))
-      : undefined;
-    for (const pool of this.pools.values()) pool.interpolate(t, visible);
+    const detail = view ? (x: number, y: number, z: number, r: number) => view.detail(x, y, z, r) : undefined;
+    for (const pool of this.pools.values()) pool.interpolate(t, detail);
     for (const [id, mesh] of this.meshes) {
       const s = this.seedPoses.get(id)!;
       const p = lerpPose(s.prev, s.next, t);
@@ -299,7 +314,7 @@ export class SceneUpdater {
   idOf(hit: THREE.Intersection): number | null {
     const pool = hit.object.userData.pool as InstancedPool | undefined;
     const slot = pool?.draw.slotOf(hit);
-    if (pool && slot !== undefined) return pool.idAtSlot(slot);
+    if (pool && slot !== undefined) return pool.idAtSlot(slot, hit.object.userData.far === true);
     const id = hit.object.userData.id;
     return typeof id === "number" ? id : null;
   }
@@ -316,7 +331,10 @@ export class SceneUpdater {
 
   /** The scene objects to raycast for hovering, their bounds current. */
   pickTargets(): THREE.Object3D[] {
-    for (const pool of this.pools.values()) pool.draw.prepareRaycast();
+    for (const pool of this.pools.values()) {
+      pool.draw.prepareRaycast();
+      pool.farDraw?.prepareRaycast();
+    }
     const out: THREE.Object3D[] = [...this.worldGroup.children];
     if (this.ego) out.push(this.ego);
     return out;
@@ -334,6 +352,11 @@ export class SceneUpdater {
     return [...this.pools.values()].map((p) => ({ model: p.model, count: p.count, capacity: p.capacity, drawn: p.drawn }));
   }
 
+  /** World objects drawn as their roof in the last frame (far ones, where batched and culled). */
+  get drawnFarCount(): number {
+    return [...this.pools.values()].reduce((n, p) => n + p.drawnFar, 0);
+  }
+
   /** World objects drawn in the last frame (those in view, where culled). */
   get drawnCount(): number {
     return this.seed ? this.meshes.size : [...this.pools.values()].reduce((n, p) => n + p.drawn, 0);
@@ -342,7 +365,7 @@ export class SceneUpdater {
   dispose(): void {
     this.removeLanes();
     for (const pool of this.pools.values()) pool.dispose();
-    for (const g of this.geometries.values()) g.dispose();
+    for (const g of [...this.geometries.values(), ...this.roofs.values()]) g.dispose();
     this.objectMaterial.dispose();
     this.laneMaterial.dispose();
     this.markMaterial.dispose();
