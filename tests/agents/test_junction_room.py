@@ -72,14 +72,13 @@ def test_a_link_of_short_lane_sections_between_two_junctions_is_one_box(tmp_path
     assert not JunctionGate(info).boxed[_lanes_of(info, "M")].any()
 
 
-@pytest.fixture(scope="module")
-def blocked_link(tmp_path_factory: pytest.TempPathFactory) -> Simulation:
-    """Cars on road 1 drive through junction A onto a 16 m link whose way on is blocked:
-    a box stands across road 2's lane just after junction B; a minute later."""
-    folder = tmp_path_factory.mktemp("chain")
+def blocked_link_scenario(folder: Path) -> Scenario:
+    """Six cars on road 1 of a chain of junctions (written into ``folder``), which drive
+    through junction A onto a 16 m link whose way on is blocked: a box stands across road
+    2's lane just after junction B."""
     path = folder / "chain.xodr"
     path.write_bytes(_chain((0.0,), 16.0).to_xml())
-    scenario = Scenario.model_validate(
+    return Scenario.model_validate(
         {
             "map": str(path),
             "seed": 3,
@@ -94,7 +93,12 @@ def blocked_link(tmp_path_factory: pytest.TempPathFactory) -> Simulation:
             ],
         }
     )
-    sim = Simulation(scenario)
+
+
+@pytest.fixture(scope="module")
+def blocked_link(tmp_path_factory: pytest.TempPathFactory) -> Simulation:
+    """`blocked_link_scenario` a minute later."""
+    sim = Simulation(blocked_link_scenario(tmp_path_factory.mktemp("chain")))
     sim.run(60.0)
     return sim
 

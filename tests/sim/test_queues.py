@@ -8,10 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from roadsim import Simulation
-from roadsim.scenario import Scenario
 from roadsim.sim.queues import MOVED_ON, QueueWatch, Traffic, queue_ahead
 from roadsim.sim.traffic_stats import STUCK, STUCK_AFTER, watch
-from tests.agents.test_junction_room import _chain
+from tests.agents.test_junction_room import blocked_link_scenario
 
 #: Lane uids of the toy network below: a street, a junction's lane, the street after it,
 #: a second junction's lane and the street after that.
@@ -91,24 +90,7 @@ def test_a_queue_moves_when_one_that_was_in_it_drives_on() -> None:
 def test_cars_behind_a_blocked_link_are_stuck(tmp_path: Path) -> None:
     """A box across the lane after junction B: the car on the link before it and the
     queue behind it on road 1 stand with nothing ahead of them moving, and no light."""
-    path = tmp_path / "chain.xodr"
-    path.write_bytes(_chain((0.0,), 16.0).to_xml())
-    scenario = Scenario.model_validate(
-        {
-            "map": str(path),
-            "seed": 3,
-            "traffic": {
-                "count": 6,
-                "min_gap": 10,
-                "mix": {"car": 1.0},
-                "spawn_area": {"roads": ["1"]},
-            },
-            "objects": [
-                {"type": "box", "size": [1.0, 3.4, 1.0], "position": {"road": "2", "lane": -1, "s": 3}}
-            ],
-        }
-    )
-    summary = watch(Simulation(scenario), 100.0)
+    summary = watch(Simulation(blocked_link_scenario(tmp_path)), 100.0)
     assert summary.stuck == summary.long_stands == 6, summary.to_text()
     assert summary.behind_red == summary.in_moving_queue == 0
     assert all(stand.kind == STUCK for stand in summary.stands)
