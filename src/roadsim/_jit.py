@@ -23,9 +23,10 @@ embeds the helpers it calls from other files, and the constants it reads from th
 the cached kernels of roadsim are stamped with a hash of their module's source and of
 every roadsim module it imports, directly or not (`module_stamp`): editing a module
 compiles again the kernels of the modules that import it, and no others; a stale kernel
-is never loaded. The cache hooks use numba internals (there is no public API for
-them); ``pyproject.toml`` pins numba's minor version and ``tests/test_jit.py`` checks
-the hooks.
+is never loaded. The cache hooks, and the dispatcher class of the helpers
+(`njit_leaf`, built on numba's ``CPUDispatcher``), use numba internals (there is no
+public API for them); ``pyproject.toml`` pins numba's minor version and
+``tests/test_jit.py`` checks both.
 """
 
 from __future__ import annotations
