@@ -61,7 +61,7 @@ from roadsim.road.load import load_map
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario, validate_against_map
 from roadsim.scenario.load import load_scenario_with_map
-from roadsim.scenario.schema import VEHICLE_MODELS, DriverSensorSpec, PathObject
+from roadsim.scenario.schema import VEHICLE_MODELS, DriverSensorSpec, PathObject, RoadPosition
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor
 from roadsim.sensors.raytracer import RaySensor
@@ -566,16 +566,10 @@ class Simulation:
         road_id = str(road)
         lane_id = as_id(lane, "lane")
         s, t = as_number(s, "s"), as_number(t, "t")
-        net = self.net
-        net.to_world(road_id, s, 0.0)  # (refuses an s outside the road, saying where it runs)
-        uid = net.lane_uid(road_id, lane_id, s).reshape(1)
-        at = np.array([s])
-        x, y, _ = net.to_world_index(net.road_index(road_id).reshape(1), at, net.uid_t_center(uid, at) + t)
-        heading = net.reference_pose(net.road_index(road_id).reshape(1), at)[3][0]
-        if net.driving_sign(uid)[0] < 0:
-            heading += np.pi
+        self.net.to_world(road_id, s, 0.0)  # (refuses an s outside the road, saying where it runs)
+        place = resolve_spawn(RoadPosition.model_construct(road=road_id, lane=lane_id, s=s, t=t), self.net)
         return self.spawn_vehicle(
-            float(x[0]), float(y[0]), float(heading), model=model, speed=speed, external=external
+            place.x, place.y, place.heading, model=model, speed=speed, external=external
         )
 
     def remove_actor(self, actor: str | int) -> None:
