@@ -37,6 +37,13 @@ def register_serve(groups: SubParsers) -> None:
         default=os.environ.get("ROADSIM_TOKEN"),
         help="secret clients must present (default: $ROADSIM_TOKEN); required off 127.0.0.1",
     )
+    serve.add_argument(
+        "--files",
+        action="append",
+        metavar="DIR",
+        help="a folder whose scenarios and maps clients may load by path (repeatable; "
+        "default: the working folder)",
+    )
     serve.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
     serve.add_argument("--realtime", action="store_true", help="run in real time from the start")
     serve.add_argument(
@@ -63,6 +70,7 @@ def _serve(args: argparse.Namespace) -> int:
         token=args.token,
         seed=args.seed,
         realtime=args.realtime,
+        files=args.files,
     )
     viewer = None
     try:

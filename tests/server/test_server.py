@@ -3,6 +3,7 @@ die or read slowly, floods of bad messages, shared memory, tokens."""
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import time
@@ -19,6 +20,7 @@ import roadsim
 from roadsim.capture import Capture, Recorder, SnapshotList
 from roadsim.capture.reader import read_recording
 from roadsim.errors import ArgumentError
+from roadsim.road.load import resolve_map
 from roadsim.server import Client, Limits, Server, ServerError
 from tests.server.processes import SRC, free_port_pair, python_child
 
@@ -251,6 +253,31 @@ def test_world_changes_over_the_wire(town_server: Server) -> None:
             c.load(scenario_yaml="map: nowhere\n")
         assert c.load("town", seed=9)["seed"] == 9
         assert c.reset(seed=2)["seed"] == 2
+
+
+def test_clients_load_files_only_from_the_folders_served(tmp_path: Path) -> None:
+    served, elsewhere = tmp_path / "served", tmp_path / "elsewhere"
+    served.mkdir()
+    elsewhere.mkdir()
+    for folder in (served, elsewhere):
+        shutil.copy(resolve_map("highway"), folder / "road.xodr")
+        (folder / "drive.yaml").write_text("map: road.xodr\n")
+    with Server("town", port=0, files=[served]) as server, Client(server.endpoint) as c:
+        assert c.load(str(served / "drive.yaml"))["map"] == str(served / "road.xodr")
+        assert c.load(map=str(served / "road.xodr"))["ego_id"] == -1
+        for load in (
+            lambda: c.load(str(elsewhere / "drive.yaml")),
+            lambda: c.load(map=str(elsewhere / "road.xodr")),
+            lambda: c.load(map=str(served / ".." / "elsewhere" / "road.xodr")),
+            lambda: c.load(scenario_yaml=f"map: {elsewhere / 'road.xodr'}\n"),
+            lambda: c.load("/etc/passwd"),
+        ):
+            with pytest.raises(ServerError, match="forbidden") as refused:
+                load()
+            assert str(served) in str(refused.value)
+        # Built-in names pass whatever the folders; the world is the last one loaded.
+        assert c.load("highway")["scenario"] == "highway"
+        assert c.load(map="town")["map"] == "town"
 
 
 def test_a_token_is_required_off_loopback_and_checked() -> None:

@@ -53,6 +53,7 @@ ERROR_CODES: Mapping[str, str] = {
     "not_found": "an actor or sensor that does not exist",
     "bad_value": "a value out of range, or a request the world cannot take now",
     "scenario": "a scenario or map that does not load",
+    "forbidden": "a scenario or map path outside the folders the server reads for clients",
     "wrong_mode": "a request the current mode does not allow (tick in real-time mode)",
     "sync_timeout": "the server stopped waiting for this client's tick",
     "internal": "a fault in the server (reported, the server goes on)",

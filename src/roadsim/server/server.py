@@ -31,7 +31,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,8 @@ import zmq
 from roadsim.capture import Capture, CaptureInfo, Sink, Snapshot
 from roadsim.capture.snapshot import Sample, reading_type, vehicle_pose
 from roadsim.errors import ArgumentError, MapError, QueryError, RoadsimError, ScenarioError
-from roadsim.scenario import Scenario
+from roadsim.road.load import builtin_maps
+from roadsim.scenario import Scenario, builtin_scenarios
 from roadsim.server import protocol as p
 from roadsim.server.samples import ARRAY_FIELDS, Rings, encode_actors, encode_sample
 from roadsim.server.streams import Session, Streams, Subscription, send_now
@@ -49,6 +50,10 @@ from roadsim.sim import EgoCommand, Simulation
 __all__ = ["Server"]
 
 log = logging.getLogger("roadsim.server")
+
+
+class _Forbidden(RoadsimError):
+    """A client named a file outside the folders the server may read for it."""
 
 
 
@@ -86,6 +91,10 @@ class Server:
         limits: Size limits (`roadsim.server.protocol.Limits`).
         realtime: Start in real-time mode (else sync mode, waiting for a ticker).
         shm_slots: Slots of each shared-memory ring.
+        files: The folders whose files (scenarios, maps, in them or below) clients may
+            load by path; default: the working folder. Built-in scenarios and maps are
+            always allowed. A client that may connect may thus read, through ``load``,
+            only what lies there.
 
     Raises:
         ArgumentError: For a non-loopback ``host`` without a token.
@@ -102,6 +111,7 @@ class Server:
         limits: p.Limits | None = None,
         realtime: bool = False,
         shm_slots: int = 8,
+        files: Sequence[str | Path] | None = None,
     ) -> None:
         if not _is_loopback(host) and not token:
             raise ArgumentError(
@@ -109,6 +119,7 @@ class Server:
                 "(--token or ROADSIM_TOKEN); refusing to serve without one"
             )
         self.host, self.port, self.token = host, port, token
+        self.files = tuple(Path(d).expanduser().resolve() for d in (files or [Path.cwd()]))
         self.limits = limits or p.Limits()
         self.sinks: list[Sink] = []  # the viewer's hook: sinks attached to every capture
         self.on_load: list[Callable[[Server], None]] = []
@@ -387,14 +398,32 @@ class Server:
 
         source: Scenario | str
         if args.scenario_yaml is not None:
+            # The map is checked before it is read: parsed first without loading it.
+            unchecked = parse_scenario(args.scenario_yaml, name="<load request>", check_map=False)
+            self._may_read(unchecked.map, "map", builtin_maps())
             source = parse_scenario(args.scenario_yaml, name="<load request>")
         elif args.map is not None:
+            self._may_read(args.map, "map", builtin_maps())
             source = Scenario.model_validate({"map": args.map, "name": f"map {args.map}"})
         else:
             assert args.scenario is not None
+            self._may_read(args.scenario, "scenario", builtin_scenarios())
             source = args.scenario
         self._replace(Simulation(source, seed=args.seed), source)
         return self._world()
+
+    def _may_read(self, value: str, key: str, builtin: list[str]) -> None:
+        """Refuses a path outside `files` (a built-in name, as the loaders take it, passes)."""
+        given = Path(value).expanduser()
+        if given.suffix == "" and not given.exists() and value in builtin:
+            return
+        path = given.resolve()
+        if not any(path.is_relative_to(folder) for folder in self.files):
+            allowed = ", ".join(str(folder) for folder in self.files)
+            raise _Forbidden(
+                f"{key}: {value!r} lies outside the folders this server reads for clients "
+                f"({allowed}; `roadsim serve --files DIR` adds one)"
+            )
 
     def _r_reset(self, session: Session, args: p.Reset, enc: p.Encoder) -> Any:
         self._replace(Simulation(self._scenario_source, seed=args.seed), self._scenario_source)
@@ -598,6 +627,8 @@ def _is_loopback(host: str) -> bool:
 
 def _error_code(exc: BaseException) -> tuple[str, str]:
     """An exception raised by a request as an error code and message."""
+    if isinstance(exc, _Forbidden):
+        return "forbidden", str(exc)
     if isinstance(exc, QueryError):
         return "not_found", str(exc)
     if isinstance(exc, ScenarioError | MapError):
