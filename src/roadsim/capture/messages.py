@@ -61,24 +61,24 @@ def timestamp_bytes(ns: int) -> bytes:
 
 def quaternion(rotation: npt.NDArray[np.float64]) -> tuple[float, float, float, float]:
     """(x, y, z, w) of a (3, 3) rotation matrix (Shepperd's method), w >= 0."""
-    m = rotation
-    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    m = rotation.tolist()  # Python floats: the same arithmetic, without numpy's per-scalar cost
+    trace = m[0][0] + m[1][1] + m[2][2]
     if trace > 0:
         s = 2.0 * math.sqrt(1.0 + trace)
-        w, x = 0.25 * s, (m[2, 1] - m[1, 2]) / s
-        y, z = (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        w, x = (m[2, 1] - m[1, 2]) / s, 0.25 * s
-        y, z = (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s
-    elif m[1, 1] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        w, x = (m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s
-        y, z = 0.25 * s, (m[1, 2] + m[2, 1]) / s
+        w, x = 0.25 * s, (m[2][1] - m[1][2]) / s
+        y, z = (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s
+    elif m[0][0] > m[1][1] and m[0][0] > m[2][2]:
+        s = 2.0 * math.sqrt(1.0 + m[0][0] - m[1][1] - m[2][2])
+        w, x = (m[2][1] - m[1][2]) / s, 0.25 * s
+        y, z = (m[0][1] + m[1][0]) / s, (m[0][2] + m[2][0]) / s
+    elif m[1][1] > m[2][2]:
+        s = 2.0 * math.sqrt(1.0 + m[1][1] - m[0][0] - m[2][2])
+        w, x = (m[0][2] - m[2][0]) / s, (m[0][1] + m[1][0]) / s
+        y, z = 0.25 * s, (m[1][2] + m[2][1]) / s
     else:
-        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        w, x = (m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s
-        y, z = (m[1, 2] + m[2, 1]) / s, 0.25 * s
+        s = 2.0 * math.sqrt(1.0 + m[2][2] - m[0][0] - m[1][1])
+        w, x = (m[1][0] - m[0][1]) / s, (m[0][2] + m[2][0]) / s
+        y, z = (m[1][2] + m[2][1]) / s, 0.25 * s
     sign = -1.0 if w < 0 else 1.0
     return float(sign * x), float(sign * y), float(sign * z), float(sign * w)
 
