@@ -209,15 +209,17 @@ class ActorBoxes:
         width = len(str(int(ids.max())))
         digits, count = self._digits(ids, width)
         dtype, template, fixed = self._entity_layout(width, stamp_len)
+        # Rows are copied as bytes: numpy copies structured rows field by field.
         fresh: npt.NDArray[np.intp] | slice
         if last is not None and last.data.dtype == dtype:
             k = np.minimum(np.searchsorted(last.ids, ids), len(last.ids) - 1)
-            data = last.data[k]
+            raw = last.data.view(np.uint8).reshape(len(last.ids), -1)[k]
             fresh = np.flatnonzero(last.ids[k] != ids)
         else:
-            data = np.empty(n, dtype=dtype)
+            raw = np.empty((n, dtype.itemsize), dtype=np.uint8)
             fresh = slice(None)
-        data[fresh] = np.frombuffer(template, dtype=dtype)[0]
+        raw[fresh] = np.frombuffer(template, dtype=np.uint8)
+        data = raw.reshape(-1).view(dtype)
         length = fixed + count[fresh].astype(np.int64)
         data["length"][fresh, 0] = (length & 0x7F) | 0x80
         data["length"][fresh, 1] = length >> 7
