@@ -57,12 +57,12 @@ def scenario() -> Scenario:
     return validate_data(data, "highway-driver")
 
 
-def time_block(sim: Simulation, ticks: int) -> float:
-    """ms per tick over ``ticks`` ticks."""
-    start = time.perf_counter()
+def time_block(sim: Simulation, ticks: int) -> tuple[float, float]:
+    """ms per tick over ``ticks`` ticks: wall time, and this thread's CPU time."""
+    start, cpu = time.perf_counter(), time.thread_time()
     for _ in range(ticks):
         sim.step()
-    return (time.perf_counter() - start) / ticks * 1e3
+    return (time.perf_counter() - start) / ticks * 1e3, (time.thread_time() - cpu) / ticks * 1e3
 
 
 def in_process(args: argparse.Namespace, folder: Path) -> None:
@@ -77,9 +77,12 @@ def in_process(args: argparse.Namespace, folder: Path) -> None:
     for sim in sims.values():  # past the first ticks' compiling and caching
         time_block(sim, 20)
     times: dict[str, list[float]] = {k: [] for k in kinds}
+    cpu: dict[str, list[float]] = {k: [] for k in kinds}
     for _ in range(args.blocks):
         for kind, sim in sims.items():
-            times[kind].append(time_block(sim, args.ticks))
+            wall, thread = time_block(sim, args.ticks)
+            times[kind].append(wall)
+            cpu[kind].append(thread)
     closing = {}
     for kind, capture in captures.items():
         start = time.perf_counter()
@@ -87,6 +90,7 @@ def in_process(args: argparse.Namespace, folder: Path) -> None:
         closing[kind] = time.perf_counter() - start
     ticks = args.blocks * args.ticks + 20
     median = {k: statistics.median(v) for k, v in times.items()}
+    median_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     print(f"highway + a driver sensor on the ego, {len(sims['plain'].state.id)} slots, "
           f"{args.blocks} blocks of {args.ticks} ticks each, in turns; medians")  # fmt: skip
     for kind in kinds:
@@ -95,6 +99,12 @@ def in_process(args: argparse.Namespace, folder: Path) -> None:
         if kind == "recorded":
             extra += f"  ({'within' if ratio <= TARGET_RATIO else 'ABOVE'} the {TARGET_RATIO:.2f} target)"
         print(f"  {kind:14s} {median[kind]:6.3f} ms/tick{extra}")
+    # The simulation thread's CPU time: what a busy machine's time slicing leaves out of
+    # the figures (not the writer process's nor the compressor's threads).
+    print("  the simulation thread's CPU time: " + ", ".join(
+        f"{kind} {median_cpu[kind]:.3f} ms/tick" + ("" if kind == "plain" else f" ({median_cpu[kind] / median_cpu['plain']:.3f})")
+        for kind in kinds
+    ))  # fmt: skip
     load = os.getloadavg()[0]
     print(f"  load average {load:.2f} on {os.cpu_count()} cores (this run's simulation: 1)")
     print("What each recording holds:")

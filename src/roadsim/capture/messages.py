@@ -19,7 +19,9 @@ draws images (x right, y down, z forward).
 
 from __future__ import annotations
 
+import functools
 import math
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,24 +63,24 @@ def timestamp_bytes(ns: int) -> bytes:
 
 def quaternion(rotation: npt.NDArray[np.float64]) -> tuple[float, float, float, float]:
     """(x, y, z, w) of a (3, 3) rotation matrix (Shepperd's method), w >= 0."""
-    m = rotation
-    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    m = rotation.tolist()  # Python floats: the same arithmetic, without numpy's per-scalar cost
+    trace = m[0][0] + m[1][1] + m[2][2]
     if trace > 0:
         s = 2.0 * math.sqrt(1.0 + trace)
-        w, x = 0.25 * s, (m[2, 1] - m[1, 2]) / s
-        y, z = (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        w, x = (m[2, 1] - m[1, 2]) / s, 0.25 * s
-        y, z = (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s
-    elif m[1, 1] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        w, x = (m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s
-        y, z = 0.25 * s, (m[1, 2] + m[2, 1]) / s
+        w, x = 0.25 * s, (m[2][1] - m[1][2]) / s
+        y, z = (m[0][2] - m[2][0]) / s, (m[1][0] - m[0][1]) / s
+    elif m[0][0] > m[1][1] and m[0][0] > m[2][2]:
+        s = 2.0 * math.sqrt(1.0 + m[0][0] - m[1][1] - m[2][2])
+        w, x = (m[2][1] - m[1][2]) / s, 0.25 * s
+        y, z = (m[0][1] + m[1][0]) / s, (m[0][2] + m[2][0]) / s
+    elif m[1][1] > m[2][2]:
+        s = 2.0 * math.sqrt(1.0 + m[1][1] - m[0][0] - m[2][2])
+        w, x = (m[0][2] - m[2][0]) / s, (m[0][1] + m[1][0]) / s
+        y, z = 0.25 * s, (m[1][2] + m[2][1]) / s
     else:
-        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        w, x = (m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s
-        y, z = (m[1, 2] + m[2, 1]) / s, 0.25 * s
+        s = 2.0 * math.sqrt(1.0 + m[2][2] - m[0][0] - m[1][1])
+        w, x = (m[1][0] - m[0][1]) / s, (m[0][2] + m[2][0]) / s
+        y, z = (m[1][2] + m[2][1]) / s, 0.25 * s
     sign = -1.0 if w < 0 else 1.0
     return float(sign * x), float(sign * y), float(sign * z), float(sign * w)
 
@@ -377,6 +379,20 @@ def camera_calibration(model: Any, frame_id: str, ns: int) -> bytes:
 # -- frames -------------------------------------------------------------------------------------
 
 
+# A Vector3 (fields 1 to 3) and a Quaternion (1 to 4) of doubles: each field its tag byte
+# (number << 3 | 1) and 8 little-endian bytes.
+_VECTOR3 = struct.Struct("<BdBdBd")
+_QUATERNION = struct.Struct("<BdBdBdBd")
+_TRANSLATION = pb.tag(4, pb.LEN) + pb.uvarint(_VECTOR3.size)
+_ROTATION = pb.tag(5, pb.LEN) + pb.uvarint(_QUATERNION.size)
+
+
+@functools.lru_cache(maxsize=64)
+def _frames(parent: str, child: str) -> bytes:
+    """FrameTransform's parent and child frame ids (fields 2 and 3)."""
+    return pb.string(2, parent) + pb.string(3, child)
+
+
 def transforms(
     time: float, sensors: Sequence[tuple[str, str, Pose]], ego_pose: Pose | None
 ) -> bytes:
@@ -390,19 +406,11 @@ def transforms(
     stamp = pb.field_bytes(1, timestamp_bytes(time_ns(time)))
 
     def transform(parent: str, child: str, pose: Pose) -> bytes:
-        x, y, z = (float(v) for v in pose.position)
+        x, y, z = pose.position.tolist()
         qx, qy, qz, qw = quaternion(pose.rotation)
-        translation = pb.double(1, x) + pb.double(2, y) + pb.double(3, z)
-        rotation = pb.double(1, qx) + pb.double(2, qy) + pb.double(3, qz) + pb.double(4, qw)
-        body = b"".join(
-            (
-                stamp,
-                pb.string(2, parent),
-                pb.string(3, child),
-                pb.field_bytes(4, translation),
-                pb.field_bytes(5, rotation),
-            )
-        )
+        translation = _VECTOR3.pack(0x09, x, 0x11, y, 0x19, z)
+        rotation = _QUATERNION.pack(0x09, qx, 0x11, qy, 0x19, qz, 0x21, qw)
+        body = stamp + _frames(parent, child) + _TRANSLATION + translation + _ROTATION + rotation
         return pb.field_bytes(1, body)
 
     out = []

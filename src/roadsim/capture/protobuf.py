@@ -18,6 +18,7 @@ Two properties of the wire format make that possible (protobuf's "Encoding" guid
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterable
 
@@ -49,6 +50,8 @@ Fields = dict[int, list[int | bytes]]
 def uvarint(value: int) -> bytes:
     """An unsigned integer (or a negative int64, as 10 bytes of two's complement) as a
     base-128 varint."""
+    if 0 <= value < 0x80:  # most: tags, lengths of small fields
+        return _ONE_BYTE[value]
     if value < 0:
         value += 1 << 64
     out = bytearray()
@@ -62,6 +65,10 @@ def uvarint(value: int) -> bytes:
             return bytes(out)
 
 
+_ONE_BYTE = tuple(bytes((v,)) for v in range(0x80))
+
+
+@functools.lru_cache(maxsize=256)
 def tag(number: int, wire_type: int) -> bytes:
     return uvarint((number << 3) | wire_type)
 

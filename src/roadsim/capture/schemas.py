@@ -14,6 +14,7 @@ decode them without roadsim).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Mapping
@@ -132,11 +133,13 @@ def encode_actor_states(actors: ActorStates, frame: int, time: float, ego_id: in
 _LITTLE = sys.byteorder == "little"
 
 
-def _heads(n: int) -> list[bytes]:
-    """Tag and length of each packed column of ``n`` actors."""
-    return [
+@functools.lru_cache(maxsize=8)
+def _heads(n: int) -> tuple[bytes, ...]:
+    """Tag and length of each packed column of ``n`` actors (kept: they are the same from
+    one snapshot to the next while the number of actors is)."""
+    return tuple(
         tag + pb.uvarint(n * np.dtype(dtype).itemsize) for _, dtype, tag in _ACTOR_WIRE
-    ]
+    )
 
 
 def decode_actor_states(data: bytes) -> tuple[int, float, int, ActorStates]:

@@ -17,6 +17,9 @@ from roadsim.capture.snapshot import CaptureInfo
 
 __all__ = ["WriterProcess", "serve"]
 
+#: The socket buffer asked for on each side (bytes).
+_BUFFER_BYTES = 4 << 20
+
 
 class WriterProcess:
     """The recorder's writer process and the socket to it (`Recorder` with
@@ -41,6 +44,10 @@ class WriterProcess:
 
         self.path = path
         ours, theirs = socket.socketpair()
+        # Room for a few dozen snapshots in flight, so that the simulation goes on while
+        # the writer waits for a core (the kernel caps it at net.core.wmem_max).
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _BUFFER_BYTES)
+        theirs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _BUFFER_BYTES)
         # The child imports what this process imports (pytest's root, a script's folder).
         paths = [p for p in sys.path if p and Path(p).is_dir()]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
