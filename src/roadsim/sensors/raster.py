@@ -6,8 +6,8 @@ makes it current on the calling thread and releases it, so that several simulati
 (and threads) may each have one.
 
 The scene's triangles go to the GPU un-indexed, each vertex with its triangle's flat
-normal, surface class and actor id (a triangle needs its own class and actor, which
-shared vertices cannot give): the static mesh once per scene, the moving mesh each time
+normal, surface class, look (its albedo: `roadsim.road.surface_classes.LOOK_ALBEDO`) and
+actor id (a triangle needs its own, which shared vertices cannot give): the static mesh once per scene, the moving mesh each time
 the scene is updated. Positions are in the scene's local frame (`Scene.origin`, as the
 ray caster's), in float32, and the camera's position is subtracted in the vertex shader,
 so that a georeferenced map keeps millimetres.
@@ -48,7 +48,7 @@ import numpy.typing as npt
 
 from roadsim._types import Int32Array, UInt8Array
 from roadsim.errors import ArgumentError
-from roadsim.road.surface_classes import ALBEDO
+from roadsim.road.surface_classes import LOOK_ALBEDO
 from roadsim.sensors.camera import Images, RendererUnavailable, Shot
 from roadsim.sensors.camera_model import GL_EYE_FROM_SENSOR, CameraModel, Lighting
 from roadsim.sensors.scene import Scene, SceneMesh
@@ -88,7 +88,8 @@ _SHADOW_BIAS = 2e-5
 #: The largest actor id the ids target holds (24 bits, less one for none).
 MAX_ACTOR_ID = (1 << 24) - 2
 
-#: One vertex: position (scene frame), its triangle's unit normal, class and actor.
+#: One vertex: position (scene frame), its triangle's unit normal, class and look
+#: (``class | look << 8``) and actor.
 VERTEX = np.dtype([("position", "<f4", 3), ("normal", "<f4", 3), ("ids", "<i4", 2)])
 _FORMAT = "3f 3f 2i"
 _ATTRIBUTES = ("in_position", "in_normal", "in_ids")
@@ -140,7 +141,7 @@ uniform vec3 u_forward;
 uniform vec3 u_sun_direction;
 uniform vec3 u_sun;
 uniform vec3 u_ambient;
-uniform vec3 u_albedo[%(classes)d];
+uniform vec3 u_albedo[%(looks)d];  // by look
 uniform float u_bias;
 uniform sampler2DShadow u_static_shadow;
 uniform sampler2DShadow u_actor_shadow;
@@ -166,7 +167,7 @@ void main() {
         direct *= texture(u_static_shadow, at) * texture(u_actor_shadow, at);
     }
 #endif
-    vec3 albedo = u_albedo[clamp(v_ids.x, 0, %(classes)d - 1)];
+    vec3 albedo = u_albedo[min(v_ids.x >> 8, %(looks)d - 1)];
     out_color = vec4(albedo * (u_sun * direct + u_ambient * (0.65 + 0.35 * n.z)), 1.0);
     // Depth where the pixel's ray (forward component 1) meets the triangle's plane: as
     // exact as float32 however large the triangle, where the interpolated offset is not
@@ -174,7 +175,7 @@ void main() {
     vec3 ray = u_rotation * vec3(1.0, (u_center - gl_FragCoord.xy) / u_focal);
     float facing = dot(v_normal, ray);
     out_depth = abs(facing) > 1e-6 ? v_plane / facing : dot(u_forward, v_offset);
-    out_ids = (v_ids.x << 24) | (v_ids.y + 1);
+    out_ids = ((v_ids.x & 255) << 24) | (v_ids.y + 1);
 }
 """
 
@@ -257,7 +258,7 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
     out = np.empty((len(p), 3), dtype=VERTEX)
     out["position"] = p
     out["normal"] = n[:, None, :]
-    out["ids"][..., 0] = mesh.surface[:, None]
+    out["ids"][..., 0] = (mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8)[:, None]
     out["ids"][..., 1] = mesh.actor[:, None]
     return out.reshape(-1)
 
@@ -401,14 +402,14 @@ class RasterRenderer:
         self._release = weakref.finalize(self, ctx.release)
         self.description = f"moderngl on EGL ({ctx.info['GL_RENDERER']})"
         with ctx:
-            classes = len(ALBEDO)
+            looks = len(LOOK_ALBEDO)
             self._main: dict[bool, Any] = {}
             for shadows in (True, False):
                 main = self._main[shadows] = ctx.program(
                     vertex_shader=_MAIN_VERTEX % {"shadows": shadows},
-                    fragment_shader=_MAIN_FRAGMENT % {"classes": classes, "shadows": shadows},
+                    fragment_shader=_MAIN_FRAGMENT % {"looks": looks, "shadows": shadows},
                 )
-                main["u_albedo"].write(ALBEDO.astype("f4").tobytes())
+                main["u_albedo"].write(LOOK_ALBEDO.astype("f4").tobytes())
             self._main[True]["u_static_shadow"].value = 0
             self._main[True]["u_actor_shadow"].value = 1
             self._shadow_program: Any = ctx.program(
