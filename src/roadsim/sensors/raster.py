@@ -7,10 +7,11 @@ makes it current on the calling thread and releases it, so that several simulati
 
 The scene's triangles go to the GPU un-indexed, each vertex with its triangle's flat
 normal, surface class, look (its albedo: `roadsim.road.surface_classes.LOOK_ALBEDO`) and
-actor id (a triangle needs its own, which shared vertices cannot give): the static mesh once per scene, the moving mesh each time
-the scene is updated. Positions are in the scene's local frame (`Scene.origin`, as the
-ray caster's), in float32, and the camera's position is subtracted in the vertex shader,
-so that a georeferenced map keeps millimetres.
+actor id (a triangle needs its own, which shared vertices cannot give): the static mesh
+once per scene, the moving mesh each time the scene is updated. Positions are in the
+scene's local frame (`Scene.origin`, as the ray caster's), in float32, and the camera's
+position is subtracted in the vertex shader, so that a georeferenced map keeps
+millimetres.
 
 A shot is three passes into float32 render targets:
 
