@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> None:
             ms = statistics.median(times[key])
             print(f"  {key:22s} {ms:7.2f} ms  {1e3 / ms:6.1f} frames/s")
         print(
-            f"static shadow map drawn {raster.static_shadow_draws} times in "
+            f"static shadow map draws: {raster.static_shadow_draws} in "
             f"{3 * (args.samples + 2)} shadowed shots (warm-up included); slowest camera shot "
             f"{max(times['camera']):.2f} ms"
         )
