@@ -138,6 +138,32 @@ def test_class_and_actor_survive_their_packing_into_one_integer(
     assert pairs == {(0, -1), (200, MAX_ACTOR_ID), (SURFACE_IDS["car"], 0)}
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_lane_markings_show_in_their_paint(kind: str, renderers: dict[str, object]) -> None:
+    """Two marks on a road, seen from above: a yellow one (look: the paint) and a white one
+    (look: the class's own), both of class lane_marking, each in its colour."""
+    from roadsim.road.surface_classes import ALBEDO, PAINT_LOOKS, PAINTS
+
+    yellow = PAINT_LOOKS["yellow"]
+    marking = SURFACE_IDS["lane_marking"]
+    road = [[-50.0, -50.0, 0.0], [50.0, -50.0, 0.0], [50.0, 50.0, 0.0], [-50.0, 50.0, 0.0]]
+    parts = [SceneMesh.of(road, [[0, 1, 2], [0, 2, 3]], SURFACE_IDS["road"])]
+    for y, look in ((-1.0, yellow), (1.0, marking)):  # 0.5 m wide, 1 cm up
+        strip = [[-50.0, y - 0.25, 0.01], [50.0, y - 0.25, 0.01], [50.0, y + 0.25, 0.01],
+                 [-50.0, y + 0.25, 0.01]]  # fmt: skip
+        parts.append(SceneMesh.of(strip, [[0, 1, 2], [0, 2, 3]], marking, look=look))
+    scene = Scene(SceneMesh.concat(parts), ("car",))
+    model = CameraModel(64, 48, 60.0)
+    down = Pose(np.array([0.0, 0.0, 10.0]), rotation_rpy(0.0, math.pi / 2 - 1e-3, 0.0))
+    images = renderers[kind].render(scene, Shot(model, down, Lighting.of(), shadows=False))  # type: ignore[attr-defined]
+    for y, paint in ((-1.0, PAINTS["yellow"]), (1.0, tuple(ALBEDO[marking]))):
+        u, v, _ = model.project(down.to_sensor(np.array([0.0, y, 0.0])))
+        pixel = images.color[int(v), int(u)]
+        assert images.surface_ids[int(v), int(u)] == marking
+        # Under one light, the colour's channels stand as the paint's albedo's.
+        np.testing.assert_allclose(pixel / pixel[0], np.array(paint) / paint[0], rtol=0.1)
+
+
 def crest_scenario(tmp_path: Path, cameras: str, seed: int = 3) -> Path:
     path = tmp_path / "crest.yaml"
     path.write_text(

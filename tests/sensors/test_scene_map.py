@@ -86,3 +86,102 @@ def test_signals_stand_on_posts_facing_their_traffic(tmp_path: Path) -> None:
     assert abs(post.distance[0] - 20.0) <= 0.5 * POST_WIDTH_M + 1e-3
     over = sim.scene.cast(np.array([[x[0], y[0], z[0] + 3.0]]), d[None], 40.0)
     assert not over.valid[0] or over.distance[0] > 21.0
+
+
+def test_road_marks_keep_their_class_and_take_their_paint() -> None:
+    # libOpenDRIVE's test.xodr paints 199 road-mark records yellow, the rest white
+    # ("standard" or "white").
+    import roadsim
+    from roadsim.road.surface_classes import LOOK_ALBEDO, PAINTS
+    from roadsim.sensors.scene import static_mesh
+    from roadsim.sim.build import MODEL_NAMES
+    from roadsim.world.state import WorldState
+
+    net = roadsim.load_map(CORPUS / "maps" / "libOpenDRIVE" / "test.xodr")
+    road = net.surface_mesh()
+    scene = static_mesh(net, WorldState.empty(1), MODEL_NAMES, ground=False)
+    color = np.array([s.color for s in road.surfaces])[road.surface_id]
+    kind = np.array([s.kind for s in road.surfaces])[road.surface_id]
+    n = len(road.triangles)
+    marking = SURFACE_IDS["lane_marking"]
+    yellow = (color == "yellow") & (scene.surface[:n] == marking)
+    white = (color == "white") & (scene.surface[:n] == marking)
+    assert yellow.sum() > 100 and white.sum() > 100
+    assert (LOOK_ALBEDO[scene.look[:n][yellow]] == np.float32(PAINTS["yellow"])).all()
+    assert (scene.look[:n][white] == marking).all()
+    # Lanes, curbs and every other triangle look as their class.
+    rest = np.ones(len(scene.look), dtype=bool)
+    rest[:n] &= kind != "road_mark"
+    np.testing.assert_array_equal(scene.look[rest], scene.surface[rest])
+
+
+OPEN_OUTLINES = """<?xml version="1.0" encoding="UTF-8"?>
+<OpenDRIVE>
+  <header revMajor="1" revMinor="8" name="open outlines"/>
+  <road name="straight" length="100" id="1" junction="-1">
+    <planView>
+      <geometry s="0" x="0" y="0" hdg="0" length="100"><line/></geometry>
+    </planView>
+    <lanes>
+      <laneSection s="0">
+        <left>
+          <lane id="1" type="driving" level="false"><width sOffset="0" a="3.5" b="0" c="0" d="0"/></lane>
+        </left>
+        <center><lane id="0" type="none" level="false"/></center>
+        <right>
+          <lane id="-1" type="driving" level="false"><width sOffset="0" a="3.5" b="0" c="0" d="0"/></lane>
+        </right>
+      </laneSection>
+    </lanes>
+    <objects>
+      <object id="1" type="barrier" name="wall" s="10" t="6" zOffset="0" hdg="0">
+        <outlines>
+          <outline id="1" closed="false">
+            <cornerRoad id="1" s="10" t="6" dz="0" height="2.0"/>
+            <cornerRoad id="2" s="60" t="6" dz="0" height="2.0"/>
+            <cornerRoad id="3" s="60" t="12" dz="0" height="2.0"/>
+          </outline>
+        </outlines>
+      </object>
+      <object id="2" type="railing" name="fence" s="70" t="-8" zOffset="0" hdg="0" height="1.5">
+        <outlines>
+          <outline id="1" closed="false">
+            <cornerLocal id="1" u="0" v="0" z="0"/>
+            <cornerLocal id="2" u="20" v="0" z="0"/>
+          </outline>
+        </outlines>
+      </object>
+    </objects>
+  </road>
+</OpenDRIVE>
+"""
+
+
+def test_open_outlines_stand_as_walls_along_their_corners(tmp_path: Path) -> None:
+    """An open outline (``closed="false"``) is a wall through its corners, not a prism
+    closed back to its first corner: an L of road corners (s 10..60 at t = 6, then
+    t = 6..12 at s = 60; 2 m high, the corners' own height) and a straight fence of
+    local corners (s 70..90 at t = -8; 1.5 m, the object's height). On this straight
+    road heading east from the origin, x is s and y is t."""
+    (tmp_path / "open.xodr").write_text(OPEN_OUTLINES)
+    path = tmp_path / "s.yaml"
+    path.write_text(f"map: {tmp_path / 'open.xodr'}\nseed: 1\n")
+    with Simulation(path) as sim:
+        obj = {o.name: o for o in sim.net.objects}
+        assert not obj["wall"].outline_closed and obj["wall"].outline_heights == (2.0,) * 3
+
+        def cast(origin: list[float], direction: list[float]):  # type: ignore[no-untyped-def]
+            return sim.scene.cast(np.array([origin]), np.array([direction], dtype=float), 30.0)
+
+        wall = cast([35.0, 0.0, 1.0], [0.0, 1.0, 0.0])
+        assert wall.surface[0] == SURFACE_IDS["barrier"] and abs(wall.distance[0] - 6.0) < 1e-4
+        assert abs(cast([65.0, 9.0, 1.0], [-1.0, 0.0, 0.0]).distance[0] - 5.0) < 1e-4
+        # No roof, and no wall back from the last corner to the first (at t = 9 here).
+        assert not cast([35.0, 9.0, 1.0], [0.0, 0.0, 1.0]).valid[0]
+        assert abs(cast([35.0, 11.0, 1.0], [0.0, -1.0, 0.0]).distance[0] - 5.0) < 1e-4
+        assert not cast([35.0, 0.0, 2.1], [0.0, 1.0, 0.0]).valid[0]  # (over it)
+        # The fence, hit from either side, as high as the object.
+        fence = cast([80.0, 0.0, 1.0], [0.0, -1.0, 0.0])
+        assert fence.surface[0] == SURFACE_IDS["barrier"] and abs(fence.distance[0] - 8.0) < 1e-4
+        assert abs(cast([80.0, -10.0, 1.0], [0.0, 1.0, 0.0]).distance[0] - 2.0) < 1e-4
+        assert not cast([80.0, 0.0, 1.6], [0.0, -1.0, 0.0]).valid[0]

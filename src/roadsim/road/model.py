@@ -209,7 +209,10 @@ class RoadObject:
 
     ``outline`` holds the corners of the first outline as (u, v) in the object's local
     frame (``cornerLocal``) or as (s, t) road coordinates (``cornerRoad``), see
-    ``outline_frame``; empty when the object is a box or cylinder. ``repeats``: its
+    ``outline_frame``; empty when the object is a box or cylinder. ``outline_heights``:
+    each corner's own ``height`` (NaN where it gives none); ``outline_closed``: the
+    outline bounds an area (``closed="true"``, or no ``closed``) rather than following a
+    line (a fence, a wall: ``closed="false"``), OpenDRIVE 1.8, 13.2. ``repeats``: its
     ``<repeat>`` records.
     """
 
@@ -227,6 +230,8 @@ class RoadObject:
     radius: float
     outline: tuple[tuple[float, float], ...] = ()
     outline_frame: Literal["local", "road", ""] = ""
+    outline_heights: tuple[float, ...] = ()
+    outline_closed: bool = True
     line: int | None = None
     repeats: tuple[ObjectRepeat, ...] = ()
 

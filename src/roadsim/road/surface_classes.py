@@ -42,6 +42,12 @@ diffuse **albedo** (linear RGB in [0, 1], what the cameras shade it with:
 `roadsim.sensors.camera`) and a **label colour** (8-bit sRGB, distinct from the others:
 segmentation pictures and the lidar's points by class). The lidar's near-infrared
 reflectivity is `roadsim.sensors.lidar.REFLECTIVITY`.
+
+Road marks are painted in the colour the map gives them (OpenDRIVE 1.8, 11.8.1,
+``e_roadMarkColor``): a scene's triangle carries a **look** besides its class, an index
+into `LOOK_ALBEDO`: the class's own albedo (look = class id) for every triangle but the
+lane markings, which take their paint's (`PAINTS`; ``standard`` and ``white`` are the
+class's own white). The class stays ``lane_marking`` whatever the paint.
 """
 
 from __future__ import annotations
@@ -59,12 +65,16 @@ __all__ = [
     "ALBEDO",
     "LABEL_COLORS",
     "LANE_CLASSES",
+    "LOOK_ALBEDO",
     "MAP_OBJECT_CLASSES",
+    "PAINTS",
+    "PAINT_LOOKS",
     "SURFACE_CLASSES",
     "SURFACE_IDS",
     "UNKNOWN",
     "class_name",
     "material_class",
+    "material_looks",
     "object_class",
 ]
 
@@ -207,6 +217,26 @@ ALBEDO = np.array([look[0] for look in _LOOKS.values()], dtype=np.float32)
 #: (C, 3) uint8 label colour of each class (sRGB), by id.
 LABEL_COLORS = np.array([look[1] for look in _LOOKS.values()], dtype=np.uint8)
 
+#: Road-mark paints other than white (OpenDRIVE 1.8, 11.8.1), by name: albedo (linear RGB).
+PAINTS: Mapping[str, tuple[float, float, float]] = MappingProxyType(
+    {
+        "yellow": (0.70, 0.48, 0.04),
+        "orange": (0.75, 0.28, 0.02),
+        "red": (0.55, 0.04, 0.03),
+        "green": (0.04, 0.33, 0.08),
+        "blue": (0.03, 0.12, 0.50),
+        "violet": (0.30, 0.06, 0.45),
+        "black": (0.03, 0.03, 0.03),
+    }
+)
+#: (C + P, 3) float32 albedo of each look (linear RGB): the classes' (`ALBEDO`, by class
+#: id), then the paints' (`PAINTS`, in its order).
+LOOK_ALBEDO = np.concatenate((ALBEDO, np.array(list(PAINTS.values()), dtype=np.float32)))
+#: The look of each paint in `PAINTS`.
+PAINT_LOOKS: Mapping[str, int] = MappingProxyType(
+    {name: len(ALBEDO) + k for k, name in enumerate(PAINTS)}
+)
+
 
 def class_name(surface_id: int) -> str:
     """The name of a surface class id (``"unknown"`` for ids beyond the table)."""
@@ -230,3 +260,13 @@ def object_class(object_type: str, overrides: Mapping[str, str] | None = None) -
 def material_classes(materials: tuple[Material, ...]) -> np.ndarray[tuple[int], np.dtype[np.uint8]]:
     """(M,) uint8 class of each material."""
     return np.array([material_class(m) for m in materials], dtype=np.uint8)
+
+
+def material_looks(materials: tuple[Material, ...]) -> np.ndarray[tuple[int], np.dtype[np.uint8]]:
+    """(M,) uint8 look of each material (`LOOK_ALBEDO`): its class, or a lane marking's
+    paint (a colour the table does not know, ``standard`` and ``white`` paint white)."""
+    out = material_classes(materials)
+    for k, m in enumerate(materials):
+        if out[k] == SURFACE_IDS["lane_marking"]:
+            out[k] = PAINT_LOOKS.get(m.color.lower(), out[k])
+    return out

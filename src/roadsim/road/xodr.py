@@ -672,12 +672,15 @@ class _Reader:
 
     def road_object(self, el: Element, road_id: str) -> RoadObject:
         outline: list[tuple[float, float]] = []
+        heights: list[float] = []
         frame: Literal["local", "road", ""] = ""
+        closed = True
         outline_el = _child(el, "outline")
         if outline_el is None:
             outlines = _child(el, "outlines")
             outline_el = _child(outlines, "outline") if outlines is not None else None
         if outline_el is not None:
+            closed = self.text(outline_el, "closed", "true").lower() in ("true", "1")
             for corner in outline_el:
                 tag = _tag(corner)
                 if tag == "cornerLocal":
@@ -686,6 +689,9 @@ class _Reader:
                 elif tag == "cornerRoad":
                     frame = "road"
                     outline.append((self.num(corner, "s"), self.num(corner, "t")))
+                else:
+                    continue
+                heights.append(self.nonneg(corner, "height", math.nan))
         return RoadObject(
             road_id=road_id,
             id=self.text(el, "id"),
@@ -701,6 +707,8 @@ class _Reader:
             radius=self.nonneg(el, "radius", 0.0),
             outline=tuple(outline),
             outline_frame=frame,
+            outline_heights=tuple(heights),
+            outline_closed=closed,
             line=_line(el),
             repeats=tuple(self.object_repeat(r) for r in _children(el, "repeat")),
         )

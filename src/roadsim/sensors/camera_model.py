@@ -18,8 +18,8 @@ Light (`Lighting`): linear radiance in arbitrary units (a white surface facing a
 is about 2.5). The sky is a gradient from the horizon to the zenith with a glow around the
 sun and the sun's disc (0.53 degrees across, very bright: the HDR images keep it); below
 the horizon, where nothing is hit, a dim ground colour. A surface of albedo ``a``
-(`roadsim.road.surface_classes.ALBEDO`) with unit normal ``n`` (turned to face the
-camera) reflects::
+(`roadsim.road.surface_classes.LOOK_ALBEDO`: its class's, or a road mark's paint) with
+unit normal ``n`` (turned to face the camera) reflects::
 
     a * (sun * max(n . s, 0) * lit + ambient * (0.65 + 0.35 n_z))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from roadsim._types import FloatArray
-from roadsim.road.surface_classes import ALBEDO
+from roadsim.road.surface_classes import LOOK_ALBEDO
 from roadsim.sensors.camera import Images, Shot
 from roadsim.sensors.camera_model import CameraModel
 from roadsim.sensors.scene import Scene
@@ -73,7 +73,8 @@ class RaycastRenderer:
                 points + SHADOW_OFFSET_M * normals[facing], to_sun, SHADOW_RAY_M
             ).valid
             lit[facing[blocked]] = 0.0
-        color[seen] = light.shade(ALBEDO[hits.surface[seen]], normals, lit)
+        albedo = LOOK_ALBEDO.take(hits.look[seen], axis=0, mode="clip")
+        color[seen] = light.shade(albedo, normals, lit)
         return Images(
             color.reshape(h, w, 3),
             depth.reshape(h, w),

@@ -6,17 +6,23 @@ makes it current on the calling thread and releases it, so that several simulati
 (and threads) may each have one.
 
 The scene's triangles go to the GPU un-indexed, each vertex with its triangle's flat
-normal, surface class and actor id (a triangle needs its own class and actor, which
-shared vertices cannot give): the static mesh once per scene, the moving mesh each time
-the scene is updated. Positions are in the scene's local frame (`Scene.origin`, as the
-ray caster's), in float32, and the camera's position is subtracted in the vertex shader,
-so that a georeferenced map keeps millimetres.
+normal, surface class, look (its albedo: `roadsim.road.surface_classes.LOOK_ALBEDO`) and
+actor id (a triangle needs its own, which shared vertices cannot give): the static mesh
+once per scene, the moving mesh each time the scene is updated. Positions are in the
+scene's local frame (`Scene.origin`, as the ray caster's), in float32, and the camera's
+position is subtracted in the vertex shader, so that a georeferenced map keeps
+millimetres.
 
 A shot is three passes into float32 render targets:
 
-1. the sun's shadow map (if ``shadows``): depth from the sun, orthographic, over a square
-   of `SHADOW_HALF_SIZE_M` around a point ahead of the camera, `SHADOW_MAP_SIZE` texels
-   a side; outside it, nothing is in shadow;
+1. the sun's shadow maps (if ``shadows``): depth from the sun, orthographic, over a
+   square of ground around a point ahead of the camera (`SHADOW_HALF_SIZE_M` a half side
+   at least); outside it, nothing is in shadow. The sun and the static mesh never move,
+   so the static mesh's map is drawn once per square and kept (`_ShadowMaps`): the
+   square's centre snaps to a grid of `SHADOW_SNAP_M` in the sun's frame, so a new one is
+   drawn only when the camera has moved about that far. The moving actors (a few
+   thousand triangles) go into a second map of the same square at every shot; the scene's
+   shader looks up both (an actor's shadow on the road, a building's on an actor);
 2. the scene, with a depth buffer: colour (`roadsim.sensors.camera_model`'s shading),
    depth along the optical axis (written per fragment where the pixel's ray meets its
    triangle's plane, not read back from the depth buffer nor interpolated across the
@@ -43,7 +49,7 @@ import numpy.typing as npt
 
 from roadsim._types import Int32Array, UInt8Array
 from roadsim.errors import ArgumentError
-from roadsim.road.surface_classes import ALBEDO
+from roadsim.road.surface_classes import LOOK_ALBEDO
 from roadsim.sensors.camera import Images, RendererUnavailable, Shot
 from roadsim.sensors.camera_model import GL_EYE_FROM_SENSOR, CameraModel, Lighting
 from roadsim.sensors.scene import Scene, SceneMesh
@@ -51,18 +57,29 @@ from roadsim.sensors.scene import Scene, SceneMesh
 __all__ = [
     "MAX_ACTOR_ID",
     "SHADOW_HALF_SIZE_M",
+    "SHADOW_MAP_HALF_SIZE_M",
     "SHADOW_MAP_SIZE",
+    "SHADOW_SNAP_M",
+    "STATIC_SHADOW_MAPS",
     "RasterRenderer",
     "unpack_ids",
     "vertex_data",
 ]
 
-#: Texels along a side of the sun's shadow map: its depth-only pass fills them all, which
-#: on llvmpipe costs 2 ms a frame at 1,024 and 9 ms at 2,048 (640 x 480, 2 cores).
-SHADOW_MAP_SIZE = 1024
-#: Half the side of the square the shadow map covers (m); its centre lies this far ahead
-#: of the camera, at its height.
+#: Half the side of the square of ground a shot's shadows cover at least (m); its centre
+#: lies this far ahead of the camera, at its height.
 SHADOW_HALF_SIZE_M = 60.0
+#: The grid (m, in the sun's frame) a shadow map's centre snaps to, so that the static
+#: mesh's map serves every shot whose square lies in it; the maps are this much larger.
+SHADOW_SNAP_M = 20.0
+#: Half the side of the square a shadow map covers (m).
+SHADOW_MAP_HALF_SIZE_M = SHADOW_HALF_SIZE_M + 0.5 * SHADOW_SNAP_M
+#: Texels along a side of each shadow map (11.7 cm texels). Drawing the static mesh's map
+#: costs as much as a frame without shadows on llvmpipe; the actors' map, drawn at every
+#: shot, costs its clear and a few thousand triangles.
+SHADOW_MAP_SIZE = 1200
+#: The static mesh's shadow maps kept (one per square; several cameras may each need one).
+STATIC_SHADOW_MAPS = 4
 #: Half the depth the shadow map covers along the sun's rays (m).
 _SHADOW_DEPTH_M = 500.0
 #: How much nearer to the sun a surface must be than the one in the shadow map to shade it
@@ -72,13 +89,19 @@ _SHADOW_BIAS = 2e-5
 #: The largest actor id the ids target holds (24 bits, less one for none).
 MAX_ACTOR_ID = (1 << 24) - 2
 
-#: One vertex: position (scene frame), its triangle's unit normal, class and actor.
+#: One vertex: position (scene frame), its triangle's unit normal, class and look
+#: (``class | look << 8``) and actor.
 VERTEX = np.dtype([("position", "<f4", 3), ("normal", "<f4", 3), ("ids", "<i4", 2)])
 _FORMAT = "3f 3f 2i"
 _ATTRIBUTES = ("in_position", "in_normal", "in_ids")
 
+#: The scene's vertex shader, compiled with and without shadows (SHADOWS 1 or 0, as the
+#: fragment shader). The shadow maps' coordinates are affine in the position, so that
+#: they are interpolated exactly, instead of computed for every fragment.
 _MAIN_VERTEX = """
 #version 330
+#define SHADOWS %(shadows)d
+uniform mat4 u_light;
 uniform mat4 u_projection;
 uniform mat3 u_eye;
 uniform vec3 u_camera;
@@ -90,7 +113,13 @@ out vec3 v_offset;
 flat out vec3 v_normal;
 flat out float v_plane;
 flat out ivec2 v_ids;
+#if SHADOWS
+out vec3 v_light;
+#endif
 void main() {
+#if SHADOWS
+    v_light = (u_light * vec4(in_position, 1.0)).xyz * 0.5 + 0.5;
+#endif
     v_offset = in_position - u_camera;
     v_plane = dot(in_normal, v_offset);  // the triangle's plane: n . (p - camera)
     gl_Position = u_projection * vec4(u_eye * v_offset, 1.0);
@@ -110,14 +139,13 @@ _MAIN_FRAGMENT = """
 #version 330
 #define SHADOWS %(shadows)d
 uniform vec3 u_forward;
-uniform mat4 u_light;
-uniform vec3 u_camera;
 uniform vec3 u_sun_direction;
 uniform vec3 u_sun;
 uniform vec3 u_ambient;
-uniform vec3 u_albedo[%(classes)d];
+uniform vec3 u_albedo[%(looks)d];  // by look
 uniform float u_bias;
-uniform sampler2DShadow u_shadow_map;
+uniform sampler2DShadow u_static_shadow;
+uniform sampler2DShadow u_actor_shadow;
 uniform mat3 u_rotation;
 uniform vec2 u_center;
 uniform float u_focal;
@@ -125,6 +153,9 @@ in vec3 v_offset;
 flat in vec3 v_normal;
 flat in float v_plane;
 flat in ivec2 v_ids;
+#if SHADOWS
+in vec3 v_light;
+#endif
 layout(location = 0) out vec4 out_color;
 layout(location = 1) out float out_depth;
 layout(location = 2) out int out_ids;  // class << 24 | actor + 1
@@ -132,14 +163,12 @@ void main() {
     vec3 n = dot(v_normal, v_offset) > 0.0 ? -v_normal : v_normal;
     float direct = max(dot(n, u_sun_direction), 0.0);
 #if SHADOWS
-    if (direct > 0.0) {
-        vec3 light = (u_light * vec4(u_camera + v_offset, 1.0)).xyz * 0.5 + 0.5;
-        if (all(greaterThan(light, vec3(0.0))) && all(lessThan(light, vec3(1.0)))) {
-            direct *= texture(u_shadow_map, vec3(light.xy, light.z - u_bias));
-        }
+    if (direct > 0.0 && all(greaterThan(v_light, vec3(0.0))) && all(lessThan(v_light, vec3(1.0)))) {
+        vec3 at = vec3(v_light.xy, v_light.z - u_bias);
+        direct *= texture(u_static_shadow, at) * texture(u_actor_shadow, at);
     }
 #endif
-    vec3 albedo = u_albedo[clamp(v_ids.x, 0, %(classes)d - 1)];
+    vec3 albedo = u_albedo[min(v_ids.x >> 8, %(looks)d - 1)];
     out_color = vec4(albedo * (u_sun * direct + u_ambient * (0.65 + 0.35 * n.z)), 1.0);
     // Depth where the pixel's ray (forward component 1) meets the triangle's plane: as
     // exact as float32 however large the triangle, where the interpolated offset is not
@@ -147,7 +176,7 @@ void main() {
     vec3 ray = u_rotation * vec3(1.0, (u_center - gl_FragCoord.xy) / u_focal);
     float facing = dot(v_normal, ray);
     out_depth = abs(facing) > 1e-6 ? v_plane / facing : dot(u_forward, v_offset);
-    out_ids = (v_ids.x << 24) | (v_ids.y + 1);
+    out_ids = ((v_ids.x & 255) << 24) | (v_ids.y + 1);
 }
 """
 
@@ -230,7 +259,7 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
     out = np.empty((len(p), 3), dtype=VERTEX)
     out["position"] = p
     out["normal"] = n[:, None, :]
-    out["ids"][..., 0] = mesh.surface[:, None]
+    out["ids"][..., 0] = (mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8)[:, None]
     out["ids"][..., 1] = mesh.actor[:, None]
     return out.reshape(-1)
 
@@ -268,6 +297,53 @@ class _Mesh:
             vao.release()
         self.shadow.release()
         self.buffer.release()
+
+
+class _ShadowMap:
+    """A depth texture the sun's view is drawn into (compared, filtered: 2 x 2 texels)."""
+
+    def __init__(self, ctx: Any, gl: Any) -> None:
+        self.texture = ctx.depth_texture((SHADOW_MAP_SIZE, SHADOW_MAP_SIZE))
+        self.texture.compare_func = "<="
+        self.texture.filter = (gl.LINEAR, gl.LINEAR)
+        self.fbo = ctx.framebuffer(depth_attachment=self.texture)
+
+    def release(self) -> None:
+        self.fbo.release()
+        self.texture.release()
+
+
+class _ShadowMaps:
+    """The static mesh's shadow maps, by square (`_shadow_square`'s key; the last
+    `STATIC_SHADOW_MAPS` used), and the moving actors' map, drawn again at every shot."""
+
+    def __init__(self, ctx: Any, gl: Any) -> None:
+        self._ctx, self._gl = ctx, gl
+        self.static: dict[tuple[float, ...], _ShadowMap] = {}
+        self.actors = _ShadowMap(ctx, gl)
+
+    def static_map(self, key: tuple[float, ...]) -> tuple[_ShadowMap, bool]:
+        """The static map of a square, and whether it is new (to be drawn)."""
+        found = self.static.pop(key, None)
+        new = found is None
+        if found is None:
+            if len(self.static) >= STATIC_SHADOW_MAPS:
+                oldest = next(iter(self.static))
+                found = self.static.pop(oldest)  # (its texture, drawn over)
+            else:
+                found = _ShadowMap(self._ctx, self._gl)
+        self.static[key] = found  # (the last used, last)
+        return found, new
+
+    def forget_static(self) -> None:
+        """Drops the static maps (the static mesh changed)."""
+        for m in self.static.values():
+            m.release()
+        self.static.clear()
+
+    def release(self) -> None:
+        self.forget_static()
+        self.actors.release()
 
 
 class _Targets:
@@ -327,15 +403,16 @@ class RasterRenderer:
         self._release = weakref.finalize(self, ctx.release)
         self.description = f"moderngl on EGL ({ctx.info['GL_RENDERER']})"
         with ctx:
-            classes = len(ALBEDO)
+            looks = len(LOOK_ALBEDO)
             self._main: dict[bool, Any] = {}
             for shadows in (True, False):
                 main = self._main[shadows] = ctx.program(
-                    vertex_shader=_MAIN_VERTEX,
-                    fragment_shader=_MAIN_FRAGMENT % {"classes": classes, "shadows": shadows},
+                    vertex_shader=_MAIN_VERTEX % {"shadows": shadows},
+                    fragment_shader=_MAIN_FRAGMENT % {"looks": looks, "shadows": shadows},
                 )
-                main["u_albedo"].write(ALBEDO.astype("f4").tobytes())
-            self._main[True]["u_shadow_map"].value = 0
+                main["u_albedo"].write(LOOK_ALBEDO.astype("f4").tobytes())
+            self._main[True]["u_static_shadow"].value = 0
+            self._main[True]["u_actor_shadow"].value = 1
             self._shadow_program: Any = ctx.program(
                 vertex_shader=_SHADOW_VERTEX, fragment_shader=_SHADOW_FRAGMENT
             )
@@ -343,10 +420,9 @@ class RasterRenderer:
             corners = np.array([-1.0, -1.0, 3.0, -1.0, -1.0, 3.0], dtype="f4")
             self._sky_buffer = ctx.buffer(corners.tobytes())
             self._sky_vao = ctx.vertex_array(self._sky, [(self._sky_buffer, "2f", "in_corner")])
-            self._shadow_map = ctx.depth_texture((SHADOW_MAP_SIZE, SHADOW_MAP_SIZE))
-            self._shadow_map.compare_func = "<="
-            self._shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
-            self._shadow_fbo = ctx.framebuffer(depth_attachment=self._shadow_map)
+            self._shadows = _ShadowMaps(ctx, moderngl)
+        #: How many times the static mesh's shadow map has been drawn (a new square).
+        self.static_shadow_draws = 0
         self._targets: dict[tuple[int, int], _Targets] = {}
         self._scene_static: SceneMesh | None = None
         self._scene_moving: SceneMesh | None = None
@@ -363,6 +439,7 @@ class RasterRenderer:
             self._static = _Mesh(self._ctx, programs, vertex_data(scene.static, scene.origin))
             self._scene_static = scene.static
             self._scene_moving = None
+            self._shadows.forget_static()
         if self._scene_moving is not scene.moving or self._moving is None:
             data = vertex_data(scene.moving, scene.origin)
             if self._moving is None or not self._moving.write(data):
@@ -371,14 +448,33 @@ class RasterRenderer:
                 self._moving = _Mesh(self._ctx, programs, data)
             self._scene_moving = scene.moving
 
-    def _draw(self, shadow: bool, lit: bool = False) -> None:
-        """Draws both meshes into the shadow map (``shadow``) or the scene, with shadows
-        (``lit``) or without."""
+    def _draw(self, lit: bool) -> None:
+        """Draws both meshes into the scene's targets, with shadows (``lit``) or without."""
         for mesh in (self._static, self._moving):
             if mesh is not None and mesh.count:
-                (mesh.shadow if shadow else mesh.main[lit]).render(
-                    self._gl.TRIANGLES, vertices=mesh.count
-                )
+                mesh.main[lit].render(self._gl.TRIANGLES, vertices=mesh.count)
+
+    def _draw_shadows(self, light_matrix: Any, key: tuple[float, ...]) -> None:
+        """Draws the moving actors' shadow map of a square, and the static mesh's if it
+        is not kept (see the module docstring); binds both for the scene's shader."""
+        ctx, gl = self._ctx, self._gl
+        self._shadow_program["u_light"].write(_mat4(light_matrix))
+        ctx.depth_func = "<"
+        ctx.polygon_offset = (2.0, 4.0)
+        static, new = self._shadows.static_map(key)
+        for target, mesh, draw in (
+            (static, self._static, new),
+            (self._shadows.actors, self._moving, True),
+        ):
+            if draw:
+                target.fbo.use()
+                target.fbo.clear(depth=1.0)
+                if mesh is not None and mesh.count:
+                    mesh.shadow.render(gl.TRIANGLES, vertices=mesh.count)
+        ctx.polygon_offset = (0.0, 0.0)
+        self.static_shadow_draws += new
+        static.texture.use(location=0)
+        self._shadows.actors.texture.use(location=1)
 
     # -- a shot ----------------------------------------------------------------------------------
 
@@ -390,15 +486,9 @@ class RasterRenderer:
             self._upload(scene)
             ctx.enable(self._gl.DEPTH_TEST)
             shadows = shot.shadows and not light.night
-            light_matrix = _light_matrix(camera, pose.rotation[:, 0], light)
             if shadows:
-                self._shadow_fbo.use()
-                self._shadow_fbo.clear(depth=1.0)
-                ctx.depth_func = "<"
-                ctx.polygon_offset = (2.0, 4.0)
-                self._shadow_program["u_light"].write(_mat4(light_matrix))
-                self._draw(shadow=True)
-                ctx.polygon_offset = (0.0, 0.0)
+                key, light_matrix = _shadow_square(camera, pose.rotation[:, 0], light)
+                self._draw_shadows(light_matrix, key)
             targets = self._targets.get(size)
             if targets is None:
                 targets = self._targets[size] = _Targets(ctx, size)
@@ -419,9 +509,8 @@ class RasterRenderer:
             if shadows:
                 main["u_light"].write(_mat4(light_matrix))
                 main["u_bias"].value = _SHADOW_BIAS
-                self._shadow_map.use(location=0)
             ctx.depth_func = "<"
-            self._draw(shadow=False, lit=shadows)
+            self._draw(lit=shadows)
             self._draw_sky(model, pose.rotation, light)
             return self._read(targets, model)
 
@@ -470,6 +559,7 @@ class RasterRenderer:
             for mesh in (self._static, self._moving):
                 if mesh is not None:
                     mesh.release()
+            self._shadows.release()
         self._targets.clear()
         self._static = self._moving = None
         self._scene_static = self._scene_moving = None
@@ -486,10 +576,18 @@ def unpack_ids(ids: npt.NDArray[np.int32]) -> tuple[UInt8Array, Int32Array]:
     return surface, actor
 
 
-def _light_matrix(camera: Any, forward: Any, light: Lighting) -> Any:
-    """(4, 4) the shadow map's clip coordinates from the scene frame: orthographic along
-    the sun's rays, over a square of `SHADOW_HALF_SIZE_M` centred that far ahead of the
-    camera (on its heading, at its height)."""
+def _shadow_square(camera: Any, forward: Any, light: Lighting) -> tuple[tuple[float, ...], Any]:
+    """The square of ground a shot's shadow maps cover: its key (the sun's direction and
+    the grid cell of the square's centre) and (4, 4) the maps' clip coordinates from the
+    scene frame.
+
+    The maps look along the sun's rays, orthographic, over a square of
+    `SHADOW_MAP_HALF_SIZE_M` around the point of a grid of `SHADOW_SNAP_M` (in the sun's
+    frame, depth included) nearest the point `SHADOW_HALF_SIZE_M` ahead of the camera (on
+    its heading, at its height): the square of `SHADOW_HALF_SIZE_M` around that point
+    lies inside it. The matrix follows from the key alone, so that a kept map and a shot
+    agree on it.
+    """
     s = light.sun_direction
     ahead = np.array([forward[0], forward[1], 0.0])
     norm = float(np.hypot(ahead[0], ahead[1]))
@@ -499,11 +597,13 @@ def _light_matrix(camera: Any, forward: Any, light: Lighting) -> Any:
     ex /= np.linalg.norm(ex)
     ey = np.cross(s, ex)
     basis = np.stack((ex, ey, s))
-    scale = np.diag([1.0 / SHADOW_HALF_SIZE_M, 1.0 / SHADOW_HALF_SIZE_M, -1.0 / _SHADOW_DEPTH_M])
+    cell = np.round(basis @ center / SHADOW_SNAP_M)
+    half = SHADOW_MAP_HALF_SIZE_M
+    scale = np.diag([1.0 / half, 1.0 / half, -1.0 / _SHADOW_DEPTH_M])
     out = np.eye(4)
     out[:3, :3] = scale @ basis
-    out[:3, 3] = -(scale @ basis @ center)
-    return out
+    out[:3, 3] = -(scale @ (cell * SHADOW_SNAP_M))
+    return (*(float(v) for v in s), *(float(c) for c in cell)), out
 
 
 def _mat4(m: Any) -> bytes:

@@ -150,6 +150,9 @@ class Hits:
         lane: (N,) int64 uid of the lane whose surface (or road mark) was hit; -1 for
             none or a surface of no lane.
         valid: (N,) bool: the ray hit something within its ``max_t``.
+        look: (N,) uint8 look of the surface hit (its albedo's index in
+            `roadsim.road.surface_classes.LOOK_ALBEDO`: the class's, or a road mark's
+            paint); 0 for none.
     """
 
     distance: FloatArray
@@ -158,6 +161,7 @@ class Hits:
     actor: IntArray
     lane: IntArray
     valid: BoolArray
+    look: UInt8Array
 
     @classmethod
     def none(cls, n: int) -> Hits:
@@ -169,6 +173,7 @@ class Hits:
             np.full(n, -1, dtype=np.int64),
             np.full(n, -1, dtype=np.int64),
             np.zeros(n, dtype=bool),
+            np.zeros(n, dtype=np.uint8),
         )
 
 

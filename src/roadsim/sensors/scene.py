@@ -5,14 +5,15 @@ Two meshes, traced one after the other for each ray, which keeps the nearer hit:
 - the **static** mesh, built once from the world: the road surface (lanes and road marks,
   `roadsim.road.mesh`), a ground plane around it, the map's objects that are no actors
   (buildings, walls ... given by a size, an outline or a radius: a box, a prism or a
-  12-sided cylinder), and the static actors of frame 0 (the scenario's boxes, cones and
+  12-sided cylinder; an open outline, a wall without thickness along it), and the static actors of frame 0 (the scenario's boxes, cones and
   barriers, the map's obstacles), as the boxes `WorldState` gives them;
 - the **moving** mesh of every other active actor as its box (`WorldState`'s x, y, z,
   heading, length, width, height), built again by `Scene.update` at every sample.
 
 Every triangle carries a surface class (uint8, `roadsim.road.surface_classes`), the id of
 the actor it belongs to (-1: none) and the uid of the lane whose surface or road mark it
-is (-1: none), so that a hit says what it hit.
+is (-1: none), so that a hit says what it hit, and a look (uint8, the index of its albedo
+in `roadsim.road.surface_classes.LOOK_ALBEDO`: its class's, or a road mark's paint).
 
 The ground plane lies 5 cm under the lowest point of the road surface, and reaches
 `GROUND_MARGIN_M` beyond the road's extent on every side. Lane heights and ``level``
@@ -38,6 +39,7 @@ from roadsim.road.surface_classes import (
     SURFACE_IDS,
     UNKNOWN,
     material_classes,
+    material_looks,
     object_class,
 )
 from roadsim.scenario.actors import map_obstacles
@@ -69,6 +71,7 @@ class SceneMesh:
         surface: (T,) uint8 surface class.
         actor: (T,) int64 actor id, -1 for none.
         lane: (T,) int64 lane uid, -1 for none.
+        look: (T,) uint8 look (`roadsim.road.surface_classes.LOOK_ALBEDO`).
     """
 
     vertices: FloatArray
@@ -76,6 +79,7 @@ class SceneMesh:
     surface: npt.NDArray[np.uint8]
     actor: IntArray
     lane: IntArray
+    look: npt.NDArray[np.uint8]
 
     @classmethod
     def empty(cls) -> SceneMesh:
@@ -85,6 +89,7 @@ class SceneMesh:
             np.zeros(0, dtype=np.uint8),
             np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.uint8),
         )
 
     @classmethod
@@ -95,16 +100,22 @@ class SceneMesh:
         surface: int | npt.ArrayLike,
         actor: int | npt.ArrayLike = -1,
         lane: int | npt.ArrayLike = -1,
+        look: int | npt.ArrayLike | None = None,
     ) -> SceneMesh:
-        """A mesh whose triangles share (or each have) a class, an actor and a lane."""
+        """A mesh whose triangles share (or each have) a class, an actor, a lane and a
+        look (None: the class's own)."""
         tri = np.asarray(triangles, dtype=np.int32).reshape(-1, 3)
         n = len(tri)
+        classes = np.broadcast_to(np.asarray(surface, dtype=np.uint8), (n,)).copy()
         return cls(
             np.asarray(vertices, dtype=np.float64).reshape(-1, 3),
             tri,
-            np.broadcast_to(np.asarray(surface, dtype=np.uint8), (n,)).copy(),
+            classes,
             np.broadcast_to(np.asarray(actor, dtype=np.int64), (n,)).copy(),
             np.broadcast_to(np.asarray(lane, dtype=np.int64), (n,)).copy(),
+            classes.copy()
+            if look is None
+            else np.broadcast_to(np.asarray(look, dtype=np.uint8), (n,)).copy(),
         )
 
     @staticmethod
@@ -122,6 +133,7 @@ class SceneMesh:
             np.concatenate([p.surface for p in parts]),
             np.concatenate([p.actor for p in parts]),
             np.concatenate([p.lane for p in parts]),
+            np.concatenate([p.look for p in parts]),
         )
 
 
@@ -157,6 +169,7 @@ def _road_part(net: RoadNetwork) -> SceneMesh:
     if not len(mesh.triangles):
         return SceneMesh.empty()
     surface_class = material_classes(mesh.materials)[mesh.surface_material]
+    surface_look = material_looks(mesh.materials)[mesh.surface_material]
     lane_of_surface = np.array([s.uid for s in mesh.surfaces], dtype=np.int64)
     return SceneMesh.of(
         mesh.vertices,
@@ -164,6 +177,7 @@ def _road_part(net: RoadNetwork) -> SceneMesh:
         surface_class[mesh.surface_id],
         -1,
         lane_of_surface[mesh.surface_id],
+        surface_look[mesh.surface_id],
     )
 
 
@@ -189,7 +203,7 @@ def _map_objects_part(net: RoadNetwork, overrides: Mapping[str, str] | None) -> 
     for obj in net.objects:
         if id(obj) in actors or obj.type in FLAT_OBJECT_TYPES:
             continue
-        solids = [_object_solid(net, obj)] if obj.height > 0.0 else []
+        solids = [_object_solid(net, obj)]
         for repeat in obj.repeats:
             solids += _repeated(net, obj, repeat)
         for solid in solids:
@@ -318,33 +332,74 @@ def _signals_part(net: RoadNetwork) -> SceneMesh:
 def _object_solid(net: RoadNetwork, obj: RoadObject) -> tuple[FloatArray, Int32Array] | None:
     """A map object as a prism of its outline, its box or its cylinder (OpenDRIVE 1.8,
     13.2 and 13.4), or as a post where it has a height alone, standing on the road
-    surface height at its position plus zOffset."""
+    surface height at its position plus zOffset; an open outline as a wall (`_wall`).
+    None where nothing stands."""
+    if obj.outline and not obj.outline_closed:
+        return _wall(net, obj)
+    if obj.height <= 0.0:
+        return None
+    if obj.outline and obj.outline_frame == "road":
+        local = np.zeros((0, 2))  # (the object's own place gives the height alone)
+    elif obj.outline:
+        local = np.array(obj.outline, dtype=np.float64)
+    elif obj.length > 0.0 and obj.width > 0.0:
+        hl, hw = 0.5 * obj.length, 0.5 * obj.width
+        local = np.array([[-hl, -hw], [hl, -hw], [hl, hw], [-hl, hw]])
+    elif obj.radius > 0.0:
+        local = cylinder_outline(obj.radius)
+    else:  # a point object with a height (a rail's pole): a post
+        half = 0.5 * POST_WIDTH_M
+        local = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
+    outline, z = _placed(net, obj, local)
+    if obj.outline and obj.outline_frame == "road":
+        outline, _ = _road_corners(net, obj)
+    if len(outline) < 3:
+        return None
+    return prism(outline, z + obj.z_offset, obj.height)
+
+
+def _placed(net: RoadNetwork, obj: RoadObject, local: FloatArray) -> tuple[FloatArray, float]:
+    """(k, 2) world x, y of (k, 2) points of an object's local frame (u along its
+    heading: the road's at its s plus its hdg), and the road surface height under it."""
     road = net.road_index(obj.road_id).reshape(1)
     s = np.clip(np.array([obj.s]), 0.0, net.road_length[road])
     x, y, z = net.to_world_index(road, s, np.array([obj.t]))
-    if obj.outline and obj.outline_frame == "road":
-        cs = np.clip(np.array([c[0] for c in obj.outline]), 0.0, net.road_length[road[0]])
-        ct = np.array([c[1] for c in obj.outline])
-        px, py, _ = net.to_world_index(np.full(len(cs), road[0]), cs, ct)
-        outline = np.stack((px, py), axis=1)
-    else:
-        if obj.outline:
-            local = np.array(obj.outline, dtype=np.float64)
-        elif obj.length > 0.0 and obj.width > 0.0:
-            hl, hw = 0.5 * obj.length, 0.5 * obj.width
-            local = np.array([[-hl, -hw], [hl, -hw], [hl, hw], [-hl, hw]])
-        elif obj.radius > 0.0:
-            local = cylinder_outline(obj.radius)
-        else:  # a point object with a height (a rail's pole): a post
-            half = 0.5 * POST_WIDTH_M
-            local = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
-        _, _, hdg, _ = net.reference.evaluate(road, s)
-        yaw = float(hdg[0]) + obj.hdg
-        c, sn = np.cos(yaw), np.sin(yaw)
-        outline = local @ np.array([[c, sn], [-sn, c]]) + np.array([x[0], y[0]])
-    if len(outline) < 3:
+    _, _, hdg, _ = net.reference.evaluate(road, s)
+    yaw = float(hdg[0]) + obj.hdg
+    c, sn = np.cos(yaw), np.sin(yaw)
+    out: FloatArray = local @ np.array([[c, sn], [-sn, c]]) + np.array([x[0], y[0]])
+    return out, float(z[0])
+
+
+def _road_corners(net: RoadNetwork, obj: RoadObject) -> tuple[FloatArray, FloatArray]:
+    """(k, 2) world x, y and (k,) road surface height of an outline's ``cornerRoad``s."""
+    road = int(net.road_index(obj.road_id))
+    cs = np.clip(np.array([c[0] for c in obj.outline]), 0.0, net.road_length[road])
+    ct = np.array([c[1] for c in obj.outline], dtype=np.float64)
+    px, py, pz = net.to_world_index(np.full(len(cs), road), cs, ct)
+    return np.stack((px, py), axis=1), pz
+
+
+def _wall(net: RoadNetwork, obj: RoadObject) -> tuple[FloatArray, Int32Array] | None:
+    """An open outline (``closed="false"``: a fence, a wall, a guard rail along a line;
+    OpenDRIVE 1.8, 13.2) as a wall without thickness through its corners, in their order.
+    At each corner it stands zOffset above the road surface (under the corner for road
+    corners, under the object for local ones) and reaches up by the corner's height, or
+    the object's where the corner gives none. None for fewer than two corners or no
+    height."""
+    k = len(obj.outline)
+    own = np.array(obj.outline_heights, dtype=np.float64) if obj.outline_heights else np.full(k, np.nan)
+    height = np.where(np.isnan(own), obj.height, own)
+    if k < 2 or not np.any(height > 0.0):
         return None
-    return prism(outline, float(z[0]) + obj.z_offset, obj.height)
+    if obj.outline_frame == "road":
+        xy, base = _road_corners(net, obj)
+    else:
+        xy, z = _placed(net, obj, np.array(obj.outline, dtype=np.float64))
+        base = np.full(k, z)
+    bottom = np.column_stack((xy, base + obj.z_offset))
+    top = np.column_stack((xy, base + obj.z_offset + height))
+    return sweep(np.stack((bottom, top), axis=1))
 
 
 def _static_actors_part(
@@ -471,12 +526,14 @@ class Scene:
         object, as its box."""
         slots = np.flatnonzero(state.active & (state.kind != STATIC_OBJECT))
         v, tri = _actor_boxes(state, slots)
+        classes = np.repeat(self._model_classes[state.model[slots]], BOX_TRIANGLES)
         self.moving = SceneMesh(
             v,
             tri,
-            np.repeat(self._model_classes[state.model[slots]], BOX_TRIANGLES),
+            classes,
             np.repeat(state.id[slots].astype(np.int64), BOX_TRIANGLES),
             np.full(len(tri), -1, dtype=np.int64),
+            classes.copy(),
         )
         self._moving.clear()
         self._some.clear()
@@ -484,10 +541,11 @@ class Scene:
         self.frame = frame
 
     def _tables(self) -> None:
-        """Class, actor and lane of every triangle: the static ones, then the moving, then
-        an entry for no triangle (index -1)."""
+        """Class, actor, lane and look of every triangle: the static ones, then the
+        moving, then an entry for no triangle (index -1)."""
         st, mv = self.static, self.moving
         self._surface = np.concatenate((st.surface, mv.surface, [UNKNOWN])).astype(np.uint8)
+        self._look = np.concatenate((st.look, mv.look, [UNKNOWN])).astype(np.uint8)
         self._actor = np.concatenate((st.actor, mv.actor, [-1]))
         self._lane = np.concatenate((st.lane, mv.lane, [-1]))
 
@@ -531,13 +589,14 @@ class Scene:
         hits = Hits(
             np.empty(n), np.empty((n, 3)), np.empty(n, dtype=np.uint8),
             np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=bool),
+            np.empty(n, dtype=np.uint8),
         )  # fmt: skip
         static, first_moving = self._static, len(self.static.surface)
         if actors is None:
             moving, moving_rows = self._moving_mesh(ignore_actor), None
         else:
             moving, moving_rows = self._some_actors(actors[actors != ignore_actor])
-        tables = (self._surface, self._actor, self._lane)
+        tables = (self._surface, self._actor, self._lane, self._look)
 
         def work(a: int, b: int) -> None:
             # Each part of the rays from end to end in its own thread, conversions and
@@ -567,6 +626,7 @@ class Scene:
             _hits(
                 tri, t, ng, d32, *tables, hits.distance[a:b], hits.normal[a:b],
                 hits.surface[a:b], hits.actor[a:b], hits.lane[a:b], hits.valid[a:b],
+                hits.look[a:b],
             )  # fmt: skip
 
         self.pool.map(work, n)
@@ -616,7 +676,7 @@ class Scene:
                 break
             start = hits.distance[again] + _SKIP_M
             more = self.cast(o[again] + start[:, None] * d[again], d[again], m[again] - start)
-            for name in ("surface", "actor", "lane", "valid"):
+            for name in ("surface", "actor", "lane", "valid", "look"):
                 getattr(hits, name)[again] = getattr(more, name)
             hits.distance[again] = more.distance + start
             hits.normal[again] = more.normal
@@ -632,17 +692,19 @@ def _hits(
     surface_of: npt.NDArray[np.uint8],
     actor_of: IntArray,
     lane_of: IntArray,
+    look_of: npt.NDArray[np.uint8],
     distance: FloatArray,
     normal: FloatArray,
     surface: npt.NDArray[np.uint8],
     actor: IntArray,
     lane: IntArray,
     valid: BoolArray,
+    look: npt.NDArray[np.uint8],
 ) -> None:
-    """The fields of `Hits` (the last six arguments, written) from what the backend
+    """The fields of `Hits` (the last seven arguments, written) from what the backend
     returned: the triangle hit (-1: none), the distance and the geometric normal of each
-    ray, and the class, actor and lane of every triangle (tables that end with the entry
-    for none). Normals are made unit and turned to face the ray (``d32``, its
+    ray, and the class, actor, lane and look of every triangle (tables that end with the
+    entry for none). Normals are made unit and turned to face the ray (``d32``, its
     direction)."""
     for i in range(tri.shape[0]):
         k = tri[i]
@@ -658,3 +720,4 @@ def _hits(
             distance[i] = t[i]
             normal[i, 0], normal[i, 1], normal[i, 2] = x * scale, y * scale, z * scale
         surface[i], actor[i], lane[i] = surface_of[k], actor_of[k], lane_of[k]
+        look[i] = look_of[k]
