@@ -77,6 +77,7 @@ interface Stage {
   frameTimes: number[];
   lastTick: number;
   egoAt: THREE.Vector3 | null; // for the orbit camera: follow the ego's moves
+  egoShown: number[] | null; // the ego pose the camera was last placed from (world - origin)
   props: () => RenderingProps; // the latest, for the handlers outside React
   tickMs: number[]; // main-thread time of each animation frame (interpolate + render calls)
   updateMs: number[]; // of each scene update
@@ -138,7 +139,7 @@ export function Rendering(props: RenderingProps) {
     const s: Stage = {
       renderer, scene, camera, controls, updater, overlays, lidar, rays, paths,
       arrival: performance.now(), interval: 50, alpha: 1, pointer: null, pointerPx: [0, 0], pointerMoved: false,
-      hovered: null, frameTimes: [], lastTick: 0, egoAt: null, props: () => latest.current,
+      hovered: null, frameTimes: [], lastTick: 0, egoAt: null, egoShown: null, props: () => latest.current,
       tickMs: [], updateMs: [],
     };
     stage.current = s;
@@ -223,9 +224,9 @@ export function Rendering(props: RenderingProps) {
     s.rays.visible = !!o?.rays;
     s.paths.visible = !!o?.paths;
     const lidar = props.sensors?.lidar?.[0];
-    if (o?.lidar && lidar) s.lidar.geometry.setAttribute("position", threeAttribute(lidar.points));
+    if (o?.lidar && lidar) setPositions(s.lidar, lidar.points, props.worldSensor.frame);
     const rays = props.sensors?.raytracer?.[0];
-    if (o?.rays && rays) s.rays.geometry.setAttribute("position", threeAttribute(rays.segments));
+    if (o?.rays && rays) setPositions(s.rays, rays.segments, props.worldSensor.frame);
   }, [props.sensors, props.overlays]);
 
   useEffect(() => {
@@ -261,6 +262,27 @@ function drawFor(renderer: THREE.WebGLRenderer): DrawKind {
   const info = gl.getExtension("WEBGL_debug_renderer_info");
   const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
   return /swiftshader|llvmpipe|softpipe|software/i.test(name) ? "batched" : "instanced";
+}
+
+/** Shows `points` (world frame minus origin) in an overlay; `frame` is the feed frame they came in. */
+function setPositions(overlay: THREE.Points | THREE.LineSegments, points: Float32Array, frame: number): void {
+  // A new geometry rather than a new attribute on the old one: three.js frees a buffer on
+  // the geometry's dispose only, so a replaced attribute would stay on the GPU.
+  overlay.geometry.dispose();
+  overlay.geometry = new THREE.BufferGeometry().setAttribute("position", threeAttribute(points));
+  overlay.userData.frame = frame;
+}
+
+/** An overlay as the test hook reports it: shown or not, its vertices, their feed frame. */
+function overlayState(overlay: THREE.Points | THREE.LineSegments, perItem: number) {
+  const position = overlay.geometry.getAttribute("position") as THREE.BufferAttribute | undefined;
+  const n = position ? position.count : 0;
+  return {
+    visible: overlay.visible,
+    count: Math.floor(n / perItem), // points, or line segments
+    frame: (overlay.userData.frame as number | undefined) ?? -1,
+    first: position ? Array.from((position.array as Float32Array).subarray(0, 3 * 4 * perItem)) : [], // 4 items
+  };
 }
 
 /** World points (x, y, z minus origin) as a three.js position attribute. */
@@ -318,6 +340,7 @@ const target = new THREE.Vector3();
 
 function placeCamera(s: Stage, mode: CameraMode): void {
   const p = s.updater.egoPose(s.alpha);
+  s.egoShown = p;
   s.controls.enabled = mode === "orbit";
   if (!p) {
     if (mode === "orbit") s.controls.update();
@@ -366,6 +389,15 @@ function hook(s: Stage): void {
       s.tickMs.length = 0;
       s.updateMs.length = 0;
     },
+    overlays: () => ({ lidar: overlayState(s.lidar, 1), rays: overlayState(s.rays, 2) }),
+    /** The view camera (three.js frame) and the ego pose it was placed from, one frame's. */
+    view: () => ({
+      position: s.camera.position.toArray(),
+      direction: s.camera.getWorldDirection(new THREE.Vector3()).toArray(),
+      up: s.camera.up.toArray(),
+      ego: s.egoShown,
+      alpha: s.alpha,
+    }),
     seedMode: s.updater.seed,
     draw: s.updater.draw,
   });
