@@ -266,8 +266,8 @@ function drawFor(renderer: THREE.WebGLRenderer): DrawKind {
 
 /** Shows `points` (world frame minus origin) in an overlay; `frame` is the feed frame they came in. */
 function setPositions(overlay: THREE.Points | THREE.LineSegments, points: Float32Array, frame: number): void {
-  // A new geometry rather than a new attribute on the old one: three.js frees a buffer on
-  // the geometry's dispose only, so a replaced attribute would stay on the GPU.
+  // A new geometry rather than a new attribute on the old one: three.js deletes buffers on
+  // the geometry's dispose only, so a replaced attribute's would wait for the garbage collector.
   overlay.geometry.dispose();
   overlay.geometry = new THREE.BufferGeometry().setAttribute("position", threeAttribute(points));
   overlay.userData.frame = frame;
