@@ -9,7 +9,7 @@ import type { EgoSensor, LaneSensor, Sensors } from "./protocol";
 import { DetailPicker } from "./scene/detail";
 import type { DrawKind } from "./scene/draws";
 import { toThree } from "./scene/frames";
-import { COLORS, SceneUpdater } from "./scene/updater";
+import { COLORS, SceneUpdater, type FarKind } from "./scene/updater";
 import type { WorldSensor } from "./world";
 
 export type CameraMode = "follow" | "orbit" | "top";
@@ -47,6 +47,8 @@ export interface RenderingProps {
   pixelRatio?: number;
   /** How objects of one model are drawn (default: batched on software WebGL, else instanced). */
   draw?: DrawKind;
+  /** How far objects are drawn where batched (default points; ./scene/points.ts). */
+  far?: FarKind;
   /** Render as the seed document does (the benchmark's reference). */
   seedMode?: boolean;
   onHover?: (info: HoverInfo | null) => void;
@@ -120,7 +122,7 @@ export function Rendering(props: RenderingProps) {
     ground.renderOrder = -1;
     (ground.material as THREE.Material).depthWrite = false;
     scene.add(ground);
-    const updater = new SceneUpdater(scene, { seed: props.seedMode, draw: props.draw ?? drawFor(renderer) });
+    const updater = new SceneUpdater(scene, { seed: props.seedMode, draw: props.draw ?? drawFor(renderer), far: props.far });
     const controls = new OrbitControls(camera, renderer.domElement);
     controls.enableDamping = false;
     controls.maxPolarAngle = Math.PI / 2 - 0.02;
@@ -195,7 +197,7 @@ export function Rendering(props: RenderingProps) {
       div.removeChild(renderer.domElement);
       stage.current = null;
     };
-  }, [props.seedMode, props.antialias, props.pixelRatio, props.draw]);
+  }, [props.seedMode, props.antialias, props.pixelRatio, props.draw, props.far]);
 
   // -- new props: update the scene ------------------------------------------------------------
   useEffect(() => {
@@ -325,6 +327,8 @@ function setHover(s: Stage, id: number | null): void {
 }
 
 const raycaster = new THREE.Raycaster();
+// Far objects are points (./scene/points.ts): a hit within this many metres of one picks it.
+raycaster.params.Points.threshold = 2.5;
 
 function pick(s: Stage): void {
   s.pointerMoved = false;
@@ -400,6 +404,7 @@ function hook(s: Stage): void {
     }),
     seedMode: s.updater.seed,
     draw: s.updater.draw,
+    far: s.updater.far,
   });
 }
 
