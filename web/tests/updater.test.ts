@@ -231,16 +231,16 @@ describe("SceneUpdater", () => {
       expect(roof).toBeInstanceOf(THREE.Mesh);
       expect(roof.geometry.drawRange.count / 6).toBe(far); // 2 triangles a roof
     }
-    // Hovering either picks the object drawn there: a ray down onto the second box (near),
-    // one down onto the first far box (its roof).
+    // Hovering either picks the object drawn there: a ray down onto the second box (near).
     const raycaster = new THREE.Raycaster(new THREE.Vector3(10, 20, 0), new THREE.Vector3(0, -1, 0));
     const hit = raycaster.intersectObjects(updater.pickTargets(), false)[0];
     expect(hit.object).toBe(model);
     expect(updater.idOf(hit)).toBe(2);
-    raycaster.set(new THREE.Vector3(10 * near, 20, 0), new THREE.Vector3(0, -1, 0));
+    // Far: the second far box (slot 1 of the far draw, not of the model's).
+    raycaster.set(new THREE.Vector3(10 * (near + 1), 20, 0), new THREE.Vector3(0, -1, 0));
     const roofHit = raycaster.intersectObjects(updater.pickTargets(), false)[0];
     expect(roofHit.object).toBe(roof);
-    expect(updater.idOf(roofHit)).toBe(near + 1);
+    expect(updater.idOf(roofHit)).toBe(near + 2);
     // Without a camera every object is its model again.
     updater.interpolate(1);
     expect(updater.drawnFarCount).toBe(0);
