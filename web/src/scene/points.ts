@@ -1,7 +1,9 @@
 // Far objects as one point sprite each (gl.POINTS): a square on screen, centred on the
 // object's roof, with the area of its footprint at that distance. On software WebGL a
 // point is one vertex to transform where a roof quad (./detail.ts) is four, and one
-// primitive to set up where the quad is two.
+// primitive to set up where the quad is two. The square is no outline of the object (its
+// heading is lost): a sprite cut to the box's outline in the fragment shader was tried,
+// and more than doubled the frame time on SwiftShader (bigger sprites, a discard per pixel).
 import * as THREE from "three";
 import type { PoolDraw } from "./draws";
 
@@ -21,6 +23,7 @@ const FRAGMENT = /* glsl */ `
 varying vec3 vTint;
 void main() {
   gl_FragColor = vec4(vTint, 1.0);
+  #include <colorspace_fragment>
 }`;
 
 /** The material of every point draw; `setScale` each frame from the camera (./detail.ts). */
