@@ -13,14 +13,16 @@ needs the built bundle (``make web``) and Debian's Chromium.
    real sink and server into the real page in headless Chromium (software WebGL); the page
    times its animation frames with requestAnimationFrame. Each N runs on the same page
    settings as (``--renderers`` picks): ``ours`` (lanes rebuilt per version; one batch per
-   model, which the page picks on software WebGL, far objects in a second one as roofs), ``ours, instanced`` (one InstancedMesh per model, what a
-   hardware GPU gets; ``?draw=instanced``) and ``seed`` (the seed document's approach:
+   model, which the page picks on software WebGL, far objects in a second draw as one
+   point each), ``ours, roofs`` (far objects as their roof, a quad each; ``?far=roofs``),
+   ``ours, instanced`` (one InstancedMesh per model, what a hardware GPU gets;
+   ``?draw=instanced``) and ``seed`` (the seed document's approach:
    every lane rebuilt on each update, one mesh per object; ``?renderer=seed``). It prints the
-   median frame time and fps, and, to show the work was real, the objects in the scene and
+   median frame time and fps (``--uncapped``: not held to the display's 60 Hz, so that
+   the frame time is the cost of drawing), and, to show the work was real, the objects in the scene and
    those drawn in the last frame (a batch draws only those in the camera's view; the seed's
-   meshes are culled by three.js, which the count does not show), how many of those as
-   roofs, draw calls, lane
-   rebuilds and bytes per frame.
+   meshes are culled by three.js, which the count does not show), how many of those far
+   (as points or roofs), draw calls, lane rebuilds and bytes per frame.
 """
 
 from __future__ import annotations
@@ -191,8 +193,8 @@ def page_rate(
     print(f"page: headless Chromium, software WebGL, {width}x{height} px, antialias {'on' if aa else 'off'},"
           f" objects circling over {spread:g} m x {spread:g} m of the town at 20 Hz, {seconds:g} s per run,"
           " seen from 140 m above (a 146 m x 260 m view)")  # fmt: skip
-    print(f"  {'objects':>7} {'renderer (draw)':>26} {'ms/frame':>9} {'fps':>6} {'p90 ms':>7} "
-          f"{'in scene':>8} {'in view':>7} {'as roof':>7} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9}")  # fmt: skip
+    print(f"  {'objects':>7} {'renderer (draw)':>36} {'ms/frame':>9} {'fps':>6} {'p90 ms':>7} "
+          f"{'in scene':>8} {'in view':>7} {'far':>7} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9}")  # fmt: skip
     for count in counts:
         session = CirclingObjects(count, spread=spread)
         with ViewerServer(session, port=0) as server:
@@ -203,6 +205,8 @@ def page_rate(
                     query += "&renderer=seed"
                 elif renderer == "ours, instanced":
                     query += "&draw=instanced"  # what a hardware GPU gets
+                elif renderer == "ours, roofs":
+                    query += "&far=roofs"
                 page.goto(server.url + query)
                 page.wait_for_function(
                     f"window.__roadsim && window.__roadsim.objectCount && __roadsim.objectCount() === {count}",
@@ -216,13 +220,14 @@ def page_rate(
                     "({ft: __roadsim.frameTimes(), n: __roadsim.objectCount(), calls: __roadsim.drawCalls(),"
                     " drawn: __roadsim.drawnCount(), far: __roadsim.drawnFarCount ? __roadsim.drawnFarCount() : 0,"
                     " builds: __roadsim.laneBuilds(), bytes: __roadsim.bytes, tick: __roadsim.tickMs(),"
-                    " update: __roadsim.updateMs(), draw: __roadsim.seedMode ? 'mesh each' : __roadsim.draw})"
+                    " update: __roadsim.updateMs(), draw: __roadsim.seedMode ? 'mesh each' :"
+                    " __roadsim.draw === 'batched' ? 'batched, far ' + __roadsim.far : __roadsim.draw})"
                 )
                 ft = sorted(r["ft"])
                 median = statistics.median(ft)
                 p90 = ft[int(0.9 * (len(ft) - 1))]
                 print(
-                    f"  {count:7d} {renderer + ' (' + r['draw'] + ')':>26} {median:9.1f} {1000 / median:6.1f} {p90:7.1f} "
+                    f"  {count:7d} {renderer + ' (' + r['draw'] + ')':>36} {median:9.1f} {1000 / median:6.1f} {p90:7.1f} "
                     f"{r['n']:8d} {r['drawn']:7d} {r['far']:7d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
                     f" {statistics.median(r['tick']):8.1f} {statistics.median(r['update'] or [0]):9.1f}"
                 )
@@ -242,8 +247,14 @@ def main() -> None:
     )
     parser.add_argument(
         "--renderers",
-        default="ours,instanced,seed",
-        help="page runs per count: ours, instanced, seed",
+        default="ours,roofs,instanced,seed",
+        help="page runs per count: ours, roofs, instanced, seed",
+    )
+    parser.add_argument(
+        "--uncapped",
+        action="store_true",
+        help="frames as fast as Chromium draws them, not at the display's 60 Hz: the frame "
+        "time is then what drawing costs, not a whole number of display frames",
     )
     parser.add_argument("--skip-feeds", action="store_true")
     parser.add_argument("--skip-page", action="store_true")
@@ -255,10 +266,14 @@ def main() -> None:
         from playwright.sync_api import sync_playwright
 
         width, height = (int(v) for v in args.viewport.split("x"))
-        names = {"ours": "ours", "instanced": "ours, instanced", "seed": "seed"}
+        names = {"ours": "ours", "roofs": "ours, roofs", "instanced": "ours, instanced", "seed": "seed"}
         renderers = [names[r] for r in args.renderers.split(",")]
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+            extra = ["--disable-gpu-vsync", "--disable-frame-rate-limit"] if args.uncapped else []
+            print("page frames: " + ("uncapped" if args.uncapped else "at most 60 Hz (the display's)"))
+            browser = p.chromium.launch(
+                executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS + extra
+            )
             try:
                 page_rate(browser, [int(c) for c in args.objects.split(",")], args.seconds,
                           (width, height), args.antialias, args.spread, renderers)  # fmt: skip

@@ -1,4 +1,5 @@
-"""Shared pieces of the viewer tests: a short-lived scripted object, and the browser."""
+"""Shared pieces of the viewer tests: a short-lived scripted object, the browser, and
+waiting for the page to show a frame."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 from roadsim.scenario import load_scenario
 from roadsim.scenario.schema import Scenario, validate_data
 
+#: How long a browser test waits for the page (ms).
+TIMEOUT_MS = 30_000
 #: Where the browser tests leave their screenshots (gitignored).
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -48,3 +51,11 @@ def browser_or_skip() -> Any:
         executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
     )
     return playwright, browser
+
+
+def wait_for_frame(page: Any, frame: int) -> None:
+    """Waits until the page has received feed frame ``frame`` and handed it to its scene."""
+    page.wait_for_function(f"window.__roadsim && window.__roadsim.frame === {frame}", timeout=TIMEOUT_MS)
+    page.wait_for_function(  # React has handed the frame to the scene
+        f"window.__roadsim.objectIds && window.__roadsim.shown === {frame}", timeout=TIMEOUT_MS
+    )

@@ -23,34 +23,7 @@ import roadsim
 from roadsim.capture import Capture, Recorder
 from roadsim.capture.reader import read_recording
 from roadsim.viewer import LiveSession, ViewerServer
-from tests.viewer.helpers import ARTIFACTS, browser_or_skip, crossing
-
-TIMEOUT_MS = 30_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    playwright, browser = browser_or_skip()
-    yield browser
-    browser.close()
-    playwright.stop()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    page = browser.new_page(viewport={"width": 960, "height": 540})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    page.close()
-    assert not errors, errors
-
-
-def wait_for_frame(page: Any, frame: int) -> None:
-    page.wait_for_function(f"window.__roadsim && window.__roadsim.frame === {frame}", timeout=TIMEOUT_MS)
-    page.wait_for_function(  # React has handed the frame to the scene
-        f"window.__roadsim.objectIds && window.__roadsim.shown === {frame}", timeout=TIMEOUT_MS
-    )
+from tests.viewer.helpers import ARTIFACTS, TIMEOUT_MS, crossing, wait_for_frame
 
 
 @contextmanager

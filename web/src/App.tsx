@@ -95,6 +95,7 @@ export function App() {
         overlays={overlays}
         seedMode={seedMode}
         draw={(params.get("draw") as "instanced" | "batched" | null) ?? undefined}
+        far={(params.get("far") as "roofs" | "points" | null) ?? undefined}
         antialias={params.get("aa") !== "0"}
         pixelRatio={params.has("pixelRatio") ? Number(params.get("pixelRatio")) : undefined}
         onHover={setHover}

@@ -9,7 +9,7 @@ import type { EgoSensor, LaneSensor, Sensors } from "./protocol";
 import { DetailPicker } from "./scene/detail";
 import type { DrawKind } from "./scene/draws";
 import { toThree } from "./scene/frames";
-import { COLORS, SceneUpdater } from "./scene/updater";
+import { COLORS, SceneUpdater, type FarKind } from "./scene/updater";
 import type { WorldSensor } from "./world";
 
 export type CameraMode = "follow" | "orbit" | "top";
@@ -47,6 +47,8 @@ export interface RenderingProps {
   pixelRatio?: number;
   /** How objects of one model are drawn (default: batched on software WebGL, else instanced). */
   draw?: DrawKind;
+  /** How far objects are drawn where batched (default points; ./scene/points.ts). */
+  far?: FarKind;
   /** Render as the seed document does (the benchmark's reference). */
   seedMode?: boolean;
   onHover?: (info: HoverInfo | null) => void;
@@ -77,6 +79,7 @@ interface Stage {
   frameTimes: number[];
   lastTick: number;
   egoAt: THREE.Vector3 | null; // for the orbit camera: follow the ego's moves
+  egoShown: number[] | null; // the ego pose the camera was last placed from (world - origin)
   props: () => RenderingProps; // the latest, for the handlers outside React
   tickMs: number[]; // main-thread time of each animation frame (interpolate + render calls)
   updateMs: number[]; // of each scene update
@@ -119,7 +122,7 @@ export function Rendering(props: RenderingProps) {
     ground.renderOrder = -1;
     (ground.material as THREE.Material).depthWrite = false;
     scene.add(ground);
-    const updater = new SceneUpdater(scene, { seed: props.seedMode, draw: props.draw ?? drawFor(renderer) });
+    const updater = new SceneUpdater(scene, { seed: props.seedMode, draw: props.draw ?? drawFor(renderer), far: props.far });
     const controls = new OrbitControls(camera, renderer.domElement);
     controls.enableDamping = false;
     controls.maxPolarAngle = Math.PI / 2 - 0.02;
@@ -138,7 +141,7 @@ export function Rendering(props: RenderingProps) {
     const s: Stage = {
       renderer, scene, camera, controls, updater, overlays, lidar, rays, paths,
       arrival: performance.now(), interval: 50, alpha: 1, pointer: null, pointerPx: [0, 0], pointerMoved: false,
-      hovered: null, frameTimes: [], lastTick: 0, egoAt: null, props: () => latest.current,
+      hovered: null, frameTimes: [], lastTick: 0, egoAt: null, egoShown: null, props: () => latest.current,
       tickMs: [], updateMs: [],
     };
     stage.current = s;
@@ -194,7 +197,7 @@ export function Rendering(props: RenderingProps) {
       div.removeChild(renderer.domElement);
       stage.current = null;
     };
-  }, [props.seedMode, props.antialias, props.pixelRatio, props.draw]);
+  }, [props.seedMode, props.antialias, props.pixelRatio, props.draw, props.far]);
 
   // -- new props: update the scene ------------------------------------------------------------
   useEffect(() => {
@@ -223,9 +226,9 @@ export function Rendering(props: RenderingProps) {
     s.rays.visible = !!o?.rays;
     s.paths.visible = !!o?.paths;
     const lidar = props.sensors?.lidar?.[0];
-    if (o?.lidar && lidar) s.lidar.geometry.setAttribute("position", threeAttribute(lidar.points));
+    if (o?.lidar && lidar) setPositions(s.lidar, lidar.points, props.worldSensor.frame);
     const rays = props.sensors?.raytracer?.[0];
-    if (o?.rays && rays) s.rays.geometry.setAttribute("position", threeAttribute(rays.segments));
+    if (o?.rays && rays) setPositions(s.rays, rays.segments, props.worldSensor.frame);
   }, [props.sensors, props.overlays]);
 
   useEffect(() => {
@@ -261,6 +264,27 @@ function drawFor(renderer: THREE.WebGLRenderer): DrawKind {
   const info = gl.getExtension("WEBGL_debug_renderer_info");
   const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
   return /swiftshader|llvmpipe|softpipe|software/i.test(name) ? "batched" : "instanced";
+}
+
+/** Shows `points` (world frame minus origin) in an overlay; `frame` is the feed frame they came in. */
+function setPositions(overlay: THREE.Points | THREE.LineSegments, points: Float32Array, frame: number): void {
+  // A new geometry rather than a new attribute on the old one: three.js deletes buffers on
+  // the geometry's dispose only, so a replaced attribute's would wait for the garbage collector.
+  overlay.geometry.dispose();
+  overlay.geometry = new THREE.BufferGeometry().setAttribute("position", threeAttribute(points));
+  overlay.userData.frame = frame;
+}
+
+/** An overlay as the test hook reports it: shown or not, its vertices, their feed frame. */
+function overlayState(overlay: THREE.Points | THREE.LineSegments, perItem: number) {
+  const position = overlay.geometry.getAttribute("position") as THREE.BufferAttribute | undefined;
+  const n = position ? position.count : 0;
+  return {
+    visible: overlay.visible,
+    count: Math.floor(n / perItem), // points, or line segments
+    frame: (overlay.userData.frame as number | undefined) ?? -1,
+    first: position ? Array.from((position.array as Float32Array).subarray(0, 3 * 4 * perItem)) : [], // 4 items
+  };
 }
 
 /** World points (x, y, z minus origin) as a three.js position attribute. */
@@ -303,6 +327,8 @@ function setHover(s: Stage, id: number | null): void {
 }
 
 const raycaster = new THREE.Raycaster();
+// Far objects are points (./scene/points.ts): a hit within this many metres of one picks it.
+raycaster.params.Points.threshold = 2.5;
 
 function pick(s: Stage): void {
   s.pointerMoved = false;
@@ -318,6 +344,7 @@ const target = new THREE.Vector3();
 
 function placeCamera(s: Stage, mode: CameraMode): void {
   const p = s.updater.egoPose(s.alpha);
+  s.egoShown = p;
   s.controls.enabled = mode === "orbit";
   if (!p) {
     if (mode === "orbit") s.controls.update();
@@ -366,8 +393,18 @@ function hook(s: Stage): void {
       s.tickMs.length = 0;
       s.updateMs.length = 0;
     },
+    overlays: () => ({ lidar: overlayState(s.lidar, 1), rays: overlayState(s.rays, 2) }),
+    /** The view camera (three.js frame) and the ego pose it was placed from, one frame's. */
+    view: () => ({
+      position: s.camera.position.toArray(),
+      direction: s.camera.getWorldDirection(new THREE.Vector3()).toArray(),
+      up: s.camera.up.toArray(),
+      ego: s.egoShown,
+      alpha: s.alpha,
+    }),
     seedMode: s.updater.seed,
     draw: s.updater.draw,
+    far: s.updater.far,
   });
 }
 

@@ -5,7 +5,7 @@ import type { EgoSensor, LaneSensor, WorldDelta } from "../src/protocol";
 import { DetailPicker, FAR, FAR_PIXELS, NEAR, OUT_OF_VIEW } from "../src/scene/detail";
 import type { DrawKind } from "../src/scene/draws";
 import { MIN_CAPACITY } from "../src/scene/instances";
-import { SceneUpdater } from "../src/scene/updater";
+import { SceneUpdater, type FarKind } from "../src/scene/updater";
 import { WorldStore } from "../src/world";
 
 const MODELS = ["car", "truck", "bus", "box", "cone"];
@@ -62,9 +62,9 @@ function lanes(version: number): LaneSensor {
   };
 }
 
-function setup(seed = false, draw: DrawKind = "instanced") {
+function setup(seed = false, draw: DrawKind = "instanced", far: FarKind = "points") {
   const scene = new THREE.Scene();
-  const updater = new SceneUpdater(scene, { seed, draw });
+  const updater = new SceneUpdater(scene, { seed, draw, far });
   updater.models = MODELS;
   const store = new WorldStore();
   let frame = 0;
@@ -190,8 +190,8 @@ describe("SceneUpdater", () => {
     expect(updater.drawnAt(100)!.x).toBeCloseTo(990, 3);
   });
 
-  it("a batched pool draws far objects as their roof, near ones as their model, and picks both", () => {
-    const { updater, apply } = setup(false, "batched");
+  it.each(["points", "roofs"] as FarKind[])("a batched pool draws far objects as %s, near ones as their model, and picks both", (farKind) => {
+    const { updater, apply } = setup(false, "batched", farKind);
     // Boxes (4 x 2 x 1.5 m) every 10 m along +x, seen from x = -1 along +x, 360 px high.
     apply(delta(Array.from({ length: 100 }, (_, i) => ({ id: i + 1, model: 3, x: 10 * i }))), null, true);
     const camera = new THREE.PerspectiveCamera(60, 16 / 9, 0.5, 400);
@@ -217,19 +217,30 @@ describe("SceneUpdater", () => {
     expect(updater.drawnFarCount).toBe(far);
     const world = updater.scene.getObjectByName("world")!;
     const model = world.getObjectByName("world-model-3") as THREE.Mesh;
-    const roof = world.getObjectByName("world-model-3-far") as THREE.Mesh;
+    const roof = world.getObjectByName("world-model-3-far") as THREE.Mesh | THREE.Points;
     expect(model.geometry.drawRange.count / 36).toBe(near); // 12 triangles a box
-    expect(roof.geometry.drawRange.count / 6).toBe(far); // 2 a roof
-    // Hovering either picks the object drawn there: a ray down onto the second box (near),
-    // one down onto the first far box (its roof).
+    if (farKind === "points") {
+      expect(roof).toBeInstanceOf(THREE.Points);
+      expect(roof.geometry.drawRange.count).toBe(far); // one vertex each
+      // On the box's roof, centred; sized from its footprint (sqrt(4 x 2) m) and the camera.
+      expect(roof.geometry.getAttribute("position").getY(0)).toBeCloseTo(1.5, 5);
+      expect(roof.geometry.getAttribute("side").getX(0)).toBeCloseTo(Math.sqrt(8), 5);
+      const material = roof.material as THREE.ShaderMaterial;
+      expect(material.uniforms.pixelsPerMetre.value).toBeCloseTo(pxPerRad, 3);
+    } else {
+      expect(roof).toBeInstanceOf(THREE.Mesh);
+      expect(roof.geometry.drawRange.count / 6).toBe(far); // 2 triangles a roof
+    }
+    // Hovering either picks the object drawn there: a ray down onto the second box (near).
     const raycaster = new THREE.Raycaster(new THREE.Vector3(10, 20, 0), new THREE.Vector3(0, -1, 0));
     const hit = raycaster.intersectObjects(updater.pickTargets(), false)[0];
     expect(hit.object).toBe(model);
     expect(updater.idOf(hit)).toBe(2);
-    raycaster.set(new THREE.Vector3(10 * near, 20, 0), new THREE.Vector3(0, -1, 0));
+    // Far: the second far box (slot 1 of the far draw, not of the model's).
+    raycaster.set(new THREE.Vector3(10 * (near + 1), 20, 0), new THREE.Vector3(0, -1, 0));
     const roofHit = raycaster.intersectObjects(updater.pickTargets(), false)[0];
     expect(roofHit.object).toBe(roof);
-    expect(updater.idOf(roofHit)).toBe(near + 1);
+    expect(updater.idOf(roofHit)).toBe(near + 2);
     // Without a camera every object is its model again.
     updater.interpolate(1);
     expect(updater.drawnFarCount).toBe(0);

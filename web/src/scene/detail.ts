@@ -1,9 +1,10 @@
 // Level of detail for batched objects (software WebGL, ./draws.ts): an object whose
-// bounding sphere spans fewer than FAR_PIXELS on screen is drawn as its roof (one quad,
-// two triangles) in its colour instead of its model; nearer ones keep the full model.
+// bounding sphere spans fewer than FAR_PIXELS on screen is drawn as one point sprite
+// (./points.ts; or its roof, a quad, with the updater's `far: "roofs"`) in its colour
+// instead of its model; nearer ones keep the full model.
 import * as THREE from "three";
 
-/** Below this many pixels across (bounding sphere's diameter) an object is drawn as its roof. */
+/** Below this many pixels across (bounding sphere's diameter) an object is drawn far. */
 export const FAR_PIXELS = 16;
 
 export const OUT_OF_VIEW = 0;
@@ -17,13 +18,18 @@ export class DetailPicker {
   private readonly matrix = new THREE.Matrix4();
   private readonly eye = new THREE.Vector3();
   private readonly sphere = new THREE.Sphere();
-  private pixelsPerRadian = 1; // screen pixels per metre at 1 m from the eye
+  private scale = 1; // screen pixels per metre at 1 m from the eye
+
+  /** Screen pixels per metre at 1 m from the eye (the drawing buffer's). */
+  get pixelsPerMetre(): number {
+    return this.scale;
+  }
 
   /** Takes the camera's current matrices; `heightPx` is the drawing buffer's height. */
   setCamera(camera: THREE.PerspectiveCamera, heightPx: number): this {
     this.frustum.setFromProjectionMatrix(this.matrix.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse));
     this.eye.setFromMatrixPosition(camera.matrixWorld);
-    this.pixelsPerRadian = heightPx / (2 * Math.tan(THREE.MathUtils.degToRad(camera.fov) / 2) * camera.zoom);
+    this.scale = heightPx / (2 * Math.tan(THREE.MathUtils.degToRad(camera.fov) / 2) * camera.zoom);
     return this;
   }
 
@@ -33,6 +39,6 @@ export class DetailPicker {
     this.sphere.radius = r;
     if (!this.frustum.intersectsSphere(this.sphere)) return OUT_OF_VIEW;
     const d = this.sphere.center.distanceTo(this.eye);
-    return 2 * r * this.pixelsPerRadian < FAR_PIXELS * d ? FAR : NEAR;
+    return 2 * r * this.scale < FAR_PIXELS * d ? FAR : NEAR;
   }
 }

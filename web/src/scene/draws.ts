@@ -15,7 +15,7 @@ import { writeBoxMatrix } from "./frames";
 export type DrawKind = "instanced" | "batched";
 
 export interface PoolDraw {
-  readonly object: THREE.Mesh;
+  readonly object: THREE.Mesh | THREE.Points;
   setCount(count: number): void;
   /** Places slot i: world pose (x, y, z minus origin, heading) and box size. */
   writePose(i: number, x: number, y: number, z: number, h: number, l: number, w: number, ht: number): void;

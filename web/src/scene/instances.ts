@@ -35,7 +35,8 @@ export class InstancedPool {
     readonly model: number,
     readonly kind: DrawKind = "instanced",
     capacity = MIN_CAPACITY,
-    readonly farGeometry: THREE.BufferGeometry | null = null,
+    /** Batched: makes the draw of the far objects for a capacity (none: all drawn near). */
+    readonly makeFar: ((capacity: number) => PoolDraw) | null = null,
   ) {
     this.ids = new Int32Array(capacity);
     this.prev = new Float32Array(4 * capacity);
@@ -49,7 +50,7 @@ export class InstancedPool {
 
   /** The scene object that draws the pool. */
   get mesh(): THREE.Mesh {
-    return this.draw.object;
+    return this.draw.object as THREE.Mesh;
   }
 
   get capacity(): number {
@@ -71,8 +72,8 @@ export class InstancedPool {
   }
 
   private makeFarDraw(capacity: number): PoolDraw | null {
-    if (this.kind !== "batched" || !this.farGeometry) return null;
-    const draw = new BatchDraw(this.farGeometry, this.material, capacity);
+    if (this.kind !== "batched" || !this.makeFar) return null;
+    const draw = this.makeFar(capacity);
     draw.setCount(0); // until a culled frame puts far objects in it
     const mesh = draw.object;
     mesh.userData.model = this.model;

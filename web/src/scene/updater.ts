@@ -12,8 +12,9 @@ import type { EgoSensor, LaneSensor } from "../protocol";
 import type { WorldObject, WorldSensor } from "../world";
 import { lerpAngle, writeBoxMatrix } from "./frames";
 import type { DetailPicker } from "./detail";
-import type { DrawKind } from "./draws";
+import { BatchDraw, type DrawKind, type PoolDraw } from "./draws";
 import { InstancedPool } from "./instances";
+import { PointDraw, pointMaterial } from "./points";
 import { laneStrips, markStrips, stripGeometry } from "./lanes";
 
 export const COLORS = {
@@ -55,7 +56,12 @@ export interface UpdaterOptions {
   seed?: boolean;
   /** How a model's objects are drawn in one call (default: instanced; ./draws.ts). */
   draw?: DrawKind;
+  /** Batched: how far objects are drawn (default: points; ./detail.ts). */
+  far?: FarKind;
 }
+
+/** Far objects as their roof (a quad: ./draws.ts) or as one point each (./points.ts). */
+export type FarKind = "roofs" | "points";
 
 export class SceneUpdater {
   readonly scene: THREE.Scene;
@@ -63,6 +69,7 @@ export class SceneUpdater {
   readonly worldGroup = new THREE.Group();
   readonly seed: boolean;
   readonly draw: DrawKind;
+  readonly far: FarKind;
   ego: THREE.Mesh | null = null;
   egoCreations = 0;
   laneBuilds = 0;
@@ -74,6 +81,7 @@ export class SceneUpdater {
   private readonly geometries = new Map<number, THREE.BufferGeometry>();
   private readonly roofs = new Map<number, THREE.BufferGeometry>();
   private readonly objectMaterial: THREE.Material;
+  private readonly farMaterial = pointMaterial();
   private readonly seedMaterials = new Map<string, THREE.MeshLambertMaterial>();
   private readonly laneMaterial: THREE.MeshBasicMaterial;
   private readonly markMaterial: THREE.MeshBasicMaterial;
@@ -89,6 +97,7 @@ export class SceneUpdater {
     this.scene = scene;
     this.seed = options.seed ?? false;
     this.draw = options.draw ?? "instanced";
+    this.far = options.far ?? "points";
     this.lanesGroup.name = "lanes";
     this.worldGroup.name = "world";
     scene.add(this.lanesGroup, this.worldGroup);
@@ -126,6 +135,11 @@ export class SceneUpdater {
       this.roofs.set(model, g);
     }
     return g;
+  }
+
+  private farDraw(model: number): (capacity: number) => PoolDraw {
+    if (this.far === "points") return (capacity) => new PointDraw(this.geometry(model), this.farMaterial, capacity);
+    return (capacity) => new BatchDraw(this.roof(model), this.objectMaterial, capacity);
   }
 
   /** Applies one frame. `from` in [0, 1]: how far the previous motion had been shown. */
@@ -220,8 +234,8 @@ export class SceneUpdater {
   private pool(model: number): InstancedPool {
     let pool = this.pools.get(model);
     if (!pool) {
-      const roof = this.draw === "batched" ? this.roof(model) : null;
-      pool = new InstancedPool(this.geometry(model), this.objectMaterial, this.worldGroup, model, this.draw, undefined, roof);
+      const far = this.draw === "batched" ? this.farDraw(model) : null;
+      pool = new InstancedPool(this.geometry(model), this.objectMaterial, this.worldGroup, model, this.draw, undefined, far);
       this.pools.set(model, pool);
     }
     return pool;
@@ -291,6 +305,7 @@ export class SceneUpdater {
    */
   interpolate(t: number, view?: DetailPicker): void {
     this.placeEgo(t);
+    if (view) this.farMaterial.uniforms.pixelsPerMetre.value = view.pixelsPerMetre;
     const detail = view ? (x: number, y: number, z: number, r: number) => view.detail(x, y, z, r) : undefined;
     for (const pool of this.pools.values()) pool.interpolate(t, detail);
     for (const [id, mesh] of this.meshes) {
@@ -313,8 +328,9 @@ export class SceneUpdater {
   /** The id of the object an intersection hit (instance or mesh), or null. */
   idOf(hit: THREE.Intersection): number | null {
     const pool = hit.object.userData.pool as InstancedPool | undefined;
-    const slot = pool?.draw.slotOf(hit);
-    if (pool && slot !== undefined) return pool.idAtSlot(slot, hit.object.userData.far === true);
+    const far = hit.object.userData.far === true;
+    const slot = (far ? pool?.farDraw : pool?.draw)?.slotOf(hit);
+    if (pool && slot !== undefined) return pool.idAtSlot(slot, far);
     const id = hit.object.userData.id;
     return typeof id === "number" ? id : null;
   }
@@ -367,6 +383,7 @@ export class SceneUpdater {
     for (const pool of this.pools.values()) pool.dispose();
     for (const g of [...this.geometries.values(), ...this.roofs.values()]) g.dispose();
     this.objectMaterial.dispose();
+    this.farMaterial.dispose();
     this.laneMaterial.dispose();
     this.markMaterial.dispose();
   }
