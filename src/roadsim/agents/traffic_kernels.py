@@ -52,7 +52,7 @@ from roadsim.sensors.driver_kernels import (
     start_chunk,
 )
 from roadsim.sensors.occupancy import LaneOccupancy
-from roadsim.world.codes import ENVELOPE_DECEL, LANE_DROP, RED, YELLOW
+from roadsim.world.codes import ENVELOPE_DECEL, LANE_DROP, LONG_MIN_RADIUS, RED, YELLOW
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -71,7 +71,7 @@ TRACK_MIN = 4.0  # m, lane keeping: distance over which an error is corrected, a
 TRACK_TIME = 0.8  # s of driving over which an error is corrected
 TRACK_PREVIEW = 0.15  # s ahead where the lane's curvature is read
 TRACK_MAX_ERROR = 1.2  # m, the lateral error the lane keeping acts on, at most
-TRACK_AWAY_MAX = 0.6  # m a vehicle keeps away from oncoming traffic in a junction's turn, at most
+TRACK_AWAY_MAX = 0.6  # m a vehicle keeps away in junction turns and tight bends, at most
 #: m^2: on a bend of curvature k outside junctions, every vehicle keeps away from oncoming
 #: traffic by k times this (as far as its lane and a shoulder beside it let it): the swing
 #: toward the road's middle of the front of the longest vehicle (`SWEEP_LENGTH`,
@@ -830,23 +830,24 @@ def _track(
     # longest vehicle (`LONG_SWING`; its own, if longer), as far as its lane and a
     # shoulder beside it let it (`_room`): a long vehicle and what meets it both make
     # room. (Half of the vehicle's own swing, `TRACK_AWAY_MAX` at most, only once gave
-    # 10 collisions a seed on Town07 with 30% trucks and buses.) In junction turns,
-    # where conflicts are those of the centre lines, half its own swing, at most
+    # 10 collisions a seed on Town07 with 30% trucks and buses.) In junction turns and
+    # on bends tighter than `LONG_MIN_RADIUS`, half its own swing, at most
     # `TRACK_AWAY_MAX`.
     t_lo, t_hi = bounds(la, lane, p)
     away = la.sign[lane] if t_lo + t_hi > 0.0 else -la.sign[lane]  # as a lateral
     half = actors.half_length[k]
     bend = abs(signed_curvature(la, lane, p))
-    if la.junction[lane] >= 0:
-        # (Junction lanes: their conflicts are those of their centre lines.)
+    # The bend here or a long vehicle's length on (where one coming the other way still
+    # swings over while it leaves the bend), whichever is tighter.
+    ahead = abs(signed_curvature(la, lane, min(p + SWEEP_LENGTH, la.length[lane])))
+    if la.junction[lane] >= 0 or max(bend, ahead) * LONG_MIN_RADIUS > 1.0:
+        # Junction lanes (their conflicts are those of their centre lines) and bends too
+        # tight for long vehicles (on whose inside gaps along s are much longer than
+        # the way round: moving further in, queues touched): half the own swing.
         keep = min(bend * half * (half + drivers.wheelbase[k]) * 0.25, TRACK_AWAY_MAX)
     else:
-        # The bend here or a long vehicle's length on (where one coming the other way
-        # still swings over while it leaves the bend), whichever is tighter.
-        bend = max(bend, abs(signed_curvature(la, lane, min(p + SWEEP_LENGTH, la.length[lane]))))
-        keep = min(bend * max(0.5 * half * (half + drivers.wheelbase[k]), LONG_SWING), _room(
-            la, lane, p, t_hi - t_lo, actors.width[k], away
-        ))  # fmt: skip
+        swing = max(bend, ahead) * max(0.5 * half * (half + drivers.wheelbase[k]), LONG_SWING)
+        keep = min(swing, _room(la, lane, p, t_hi - t_lo, actors.width[k], away))
     lateral -= away * keep
     hc = heading[lane]  # the same as below, without the library call
     if hc != hc:
