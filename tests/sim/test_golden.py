@@ -17,14 +17,14 @@ from roadsim import Simulation
 TICKS = 200
 
 #: sha256 of every `WorldState` array after each tick, in field order (first 16 hex
-#: digits). Last changed when traffic's route salts stopped carrying the ego's route mark
-#: (half the traffic had it: other routes for those vehicles in town and crossing), and
-#: for crossing again when traffic began to see a scripted object 1.5 s ahead (it brakes
-#: for the pedestrian earlier).
+#: digits). Last changed when traffic on bends began to keep away from oncoming traffic
+#: by a long vehicle's swing (as far as lane and shoulder allow) and to read the curvature
+#: ahead only by the lag of the turn the road asks for (both move traffic on the bends
+#: and turns of highway, town and crossing; cut-in's traffic drives straight).
 GOLDEN = {
-    "highway": "054f41e412bd3df5",
-    "town": "77776d95eed067d8",
-    "crossing": "ad0d6b9c748f6718",
+    "highway": "e7951803414b9654",
+    "town": "0d5ace7f86e1face",
+    "crossing": "bba4262abee032ce",
     "cut-in": "d9dc7eaebe49c819",
 }
 

@@ -66,3 +66,21 @@ def test_only_the_ego_follows_the_route() -> None:
     st = sim.state
     marked = (sim._salt >> np.uint64(ROUTE_BIT)) & np.uint64(1) == 1
     assert np.flatnonzero(marked & st.active).tolist() == [sim.ego_slot]
+
+
+@pytest.mark.parametrize("target", ["2", "3", "4"])
+def test_the_egos_driver_sensor_looks_ahead_along_its_route(target: str) -> None:
+    """The driver sensor's stream ahead follows the route too: of three cars standing
+    just past the crossroads, one on each road of the fork, the ego sees the one on the
+    road its route names as the object in front."""
+    scenario = Scenario.model_validate(
+        {"map": "town", "ego": {"spawn": {"road": "1", "lane": 1, "s": 60}, "route": [target]}}
+    )
+    sim = Simulation(scenario)
+    standing = {
+        road: sim.spawn_vehicle_on_lane(road, -1, 10.0, external=True) for road in ("2", "3", "4")
+    }
+    sim.step()
+    assert sim.ego_slot is not None
+    front = sim.driver_view(int(sim.state.id[sim.ego_slot])).surrounding_objects.object_front
+    assert front.id == standing[target]

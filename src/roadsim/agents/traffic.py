@@ -77,6 +77,9 @@ class TrafficParams:
     #: Seconds the steering lags (half the time the wheels take from straight to full
     #: lock): lane keeping reads the lane's curvature this much further ahead. 0: none.
     steer_lag: FloatArray | float = 0.0
+    #: How fast the wheels turn (rad/s): lane keeping reads ahead only by the lag of
+    #: the turn the road asks for, up to ``steer_lag``.
+    steer_rate: FloatArray | float = 1.0
 
 
 class TrafficModel:
@@ -393,6 +396,7 @@ def _drivers(params: TrafficParams, salt: UIntArray, wheelbase: FloatArray) -> D
         salt=salt,
         wheelbase=per_slot(wheelbase),
         steer_lag=per_slot(params.steer_lag),
+        steer_rate=per_slot(params.steer_rate),
     )
 
 

@@ -28,7 +28,7 @@ from roadsim._jit import (
 )
 from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.agents.idm import idm_accel_one
-from roadsim.agents.junctions import next_entry
+from roadsim.agents.junctions import SWEEP_LENGTH, SWEEP_WHEELBASE, next_entry
 from roadsim.sensors.driver_kernels import (
     EGO,
     FRONT,
@@ -52,7 +52,7 @@ from roadsim.sensors.driver_kernels import (
     start_chunk,
 )
 from roadsim.sensors.occupancy import LaneOccupancy
-from roadsim.world.codes import ENVELOPE_DECEL, LANE_DROP, RED, YELLOW
+from roadsim.world.codes import ENVELOPE_DECEL, LANE_DROP, LONG_MIN_RADIUS, RED, YELLOW
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -71,7 +71,14 @@ TRACK_MIN = 4.0  # m, lane keeping: distance over which an error is corrected, a
 TRACK_TIME = 0.8  # s of driving over which an error is corrected
 TRACK_PREVIEW = 0.15  # s ahead where the lane's curvature is read
 TRACK_MAX_ERROR = 1.2  # m, the lateral error the lane keeping acts on, at most
-TRACK_AWAY_MAX = 0.6  # m a vehicle keeps away from oncoming traffic on a bend, at most
+TRACK_AWAY_MAX = 0.6  # m a vehicle keeps away in junction turns and tight bends, at most
+#: m^2: on a bend of curvature k outside junctions, every vehicle keeps away from oncoming
+#: traffic by k times this (as far as its lane and a shoulder beside it let it): the swing
+#: toward the road's middle of the front of the longest vehicle (`SWEEP_LENGTH`,
+#: `SWEEP_WHEELBASE`) whose centre follows an inner lane's centre line, so that it and
+#: what meets it make room for each other.
+LONG_SWING = 0.5 * SWEEP_LENGTH * (0.5 * SWEEP_LENGTH + SWEEP_WHEELBASE) * 0.5
+EDGE_MARGIN = 0.1  # m a vehicle keeping away on a bend stays from the edge of its room
 ENVELOPE_CATCH_UP = 1.0  # s in which a vehicle above the curves' braking curve gets back on it
 SAFE_DECEL = 4.0  # m/s^2 MOBIL safety criterion
 CHANGE_THRESHOLD = 0.2  # m/s^2 MOBIL incentive threshold
@@ -111,7 +118,7 @@ MAX_ACCEL, COMFORT_DECEL, TIME_HEADWAY, MIN_GAP = range(4)
 
 class Drivers(NamedTuple):
     """Per-slot behaviour of the vehicles (IDM parameters, desired-speed factor, route
-    salt, wheelbase, steering lag in seconds).
+    salt, wheelbase, steering lag in seconds, steering rate in rad/s).
 
     ``idm`` is one C-contiguous table of shape (C, 4), a row per slot, its columns
     `MAX_ACCEL`, `COMFORT_DECEL`, `TIME_HEADWAY` and `MIN_GAP`: one vehicle's four
@@ -124,6 +131,7 @@ class Drivers(NamedTuple):
     salt: UIntArray
     wheelbase: FloatArray
     steer_lag: FloatArray
+    steer_rate: FloatArray
 
 
 class Perceived(NamedTuple):
@@ -628,8 +636,7 @@ def _steer(
         curvature = _track(la, heading, target, p, actors, drivers, k)
     # The wheel angle of the bicycle model that drives this curvature: the slip angle is
     # beta = asin(curvature * lr), and tan(wheel) = 2 tan(beta).
-    sin_beta = min(max(curvature * 0.5 * drivers.wheelbase[k], -0.99), 0.99)
-    return math.atan(2.0 * sin_beta / math.sqrt(1.0 - sin_beta * sin_beta))
+    return _wheel(curvature, drivers.wheelbase[k])
 
 
 @njit_leaf
@@ -776,6 +783,21 @@ def commit_changes(
 
 
 @njit_leaf
+def _room(la: LaneArrays, lane: int, p: float, width: float, own: float, away: float) -> float:
+    """How far a vehicle ``own`` metres wide may keep from the centre of ``lane`` (at
+    progress p, ``width`` wide there) toward lateral ``away`` (+1: its driver's left): to
+    `EDGE_MARGIN` from the lane's edge, and over a lane beside it traffic does not drive
+    on (a shoulder, a border), but never with its centre off its own lane."""
+    room = 0.5 * (width - own) - EDGE_MARGIN
+    side = la.left_uid[lane] if away > 0.0 else la.right_uid[lane]
+    if side >= 0 and la.drivable[side] == 0:
+        s = la.s0[lane] + p if la.sign[lane] >= 0.0 else la.s1[lane] - p
+        lo, hi = bounds(la, side, progress(la, side, s))
+        room += hi - lo
+    return max(min(room, 0.5 * width - EDGE_MARGIN), 0.0)
+
+
+@njit_leaf
 def _track(
     la: LaneArrays,
     heading: FloatArray,
@@ -788,8 +810,9 @@ def _track(
     """Path curvature that brings the vehicle in slot k (at progress p) onto the centre
     line of ``lane`` (kept away from oncoming traffic on bends): the lane's own
     curvature, read `TRACK_PREVIEW` plus the vehicle's steering lag seconds ahead (in
-    the next lane of its route past the lane's end), so that the wheels turn as the
-    curve comes and not after it; plus a critically damped correction of the lateral
+    the next lane of its route past the lane's end; the lag of the turn of the wheels
+    the curvature there asks for), so that the wheels turn as the curve comes and not
+    after it; plus a critically damped correction of the lateral
     and heading errors over `TRACK_TIME` seconds of driving (at least `TRACK_MIN`
     metres). The lateral error is capped at `TRACK_MAX_ERROR`, which paces lane
     changes. ``heading``: the lanes' `roadsim.world.lane_kernels.straight_headings`."""
@@ -802,13 +825,30 @@ def _track(
     # the outside at its front by (L/2)^2 / 2R, and by (L/2) wheelbase / 2R more as its
     # body turns from its course by the slip angle: a 12 m truck on a 40 m bend, 0.9 m.
     # In the inner lane that is into the oncoming lane; in the outer lane the oncoming
-    # fronts come toward the middle of the box. So on bends vehicles keep away from the
-    # road's middle (its reference line) by half of that, `TRACK_AWAY_MAX` at most.
+    # fronts come toward the middle of the box. So on bends outside junctions every
+    # vehicle keeps away from the road's middle (its reference line) by the swing of the
+    # longest vehicle (`LONG_SWING`; its own, if longer), as far as its lane and a
+    # shoulder beside it let it (`_room`): a long vehicle and what meets it both make
+    # room. (Half of the vehicle's own swing, `TRACK_AWAY_MAX` at most, only once gave
+    # 10 collisions a seed on Town07 with 30% trucks and buses.) In junction turns and
+    # on bends tighter than `LONG_MIN_RADIUS`, half its own swing, at most
+    # `TRACK_AWAY_MAX`.
     t_lo, t_hi = bounds(la, lane, p)
     away = la.sign[lane] if t_lo + t_hi > 0.0 else -la.sign[lane]  # as a lateral
     half = actors.half_length[k]
-    keep = abs(signed_curvature(la, lane, p)) * half * (half + drivers.wheelbase[k]) * 0.25
-    lateral -= away * min(keep, TRACK_AWAY_MAX)
+    bend = abs(signed_curvature(la, lane, p))
+    # The bend here or a long vehicle's length on (where one coming the other way still
+    # swings over while it leaves the bend), whichever is tighter.
+    ahead = abs(signed_curvature(la, lane, min(p + SWEEP_LENGTH, la.length[lane])))
+    if la.junction[lane] >= 0 or max(bend, ahead) * LONG_MIN_RADIUS > 1.0:
+        # Junction lanes (their conflicts are those of their centre lines) and bends too
+        # tight for long vehicles (on whose inside gaps along s are much longer than
+        # the way round: moving further in, queues touched): half the own swing.
+        keep = min(bend * half * (half + drivers.wheelbase[k]) * 0.25, TRACK_AWAY_MAX)
+    else:
+        swing = max(bend, ahead) * max(0.5 * half * (half + drivers.wheelbase[k]), LONG_SWING)
+        keep = min(swing, _room(la, lane, p, t_hi - t_lo, actors.width[k], away))
+    lateral -= away * keep
     hc = heading[lane]  # the same as below, without the library call
     if hc != hc:
         hc = math.atan2(sin_h, cos_h)
@@ -816,11 +856,35 @@ def _track(
     heading_error = wrap(course - hc)
     reach = max(TRACK_MIN, TRACK_TIME * v)
     feedback = lateral / reach**2 + 2.0 * heading_error / reach
-    ahead, read = p + (TRACK_PREVIEW + drivers.steer_lag[k]) * v, lane
+    # The wheels lag by the time they take to turn half of the change the road ahead
+    # asks for (at most the vehicle's lag, half the time to full lock): the full lag
+    # on a gentle bend turned the wheels metres early and cut it by over half a metre.
+    lag = drivers.steer_lag[k]
+    far = _curvature_ahead(la, drivers, k, lane, p + (TRACK_PREVIEW + lag) * v)
+    wheelbase = drivers.wheelbase[k]
+    turn = abs(_wheel(far, wheelbase) - _wheel(signed_curvature(la, lane, p), wheelbase))
+    lag = min(lag, 0.5 * turn / max(drivers.steer_rate[k], 1e-3))
+    here = _curvature_ahead(la, drivers, k, lane, p + (TRACK_PREVIEW + lag) * v)
+    return float(here - feedback)
+
+
+@njit_leaf
+def _curvature_ahead(la: LaneArrays, drivers: Drivers, k: int, lane: int, ahead: float) -> float:
+    """The curvature of ``lane`` at progress ``ahead``, or past its end, of the next lane
+    of the route of the vehicle in slot k."""
+    read = lane
     if ahead > la.length[lane]:
         after = choose_next(la, drivers.salt[k], lane)
         if after >= 0:
             ahead, read = min(ahead - la.length[lane], la.length[after]), after
         else:
             ahead = la.length[lane]
-    return float(signed_curvature(la, read, ahead) - feedback)
+    return float(signed_curvature(la, read, ahead))
+
+
+@njit_leaf
+def _wheel(curvature: float, wheelbase: float) -> float:
+    """The front-wheel angle of the kinematic bicycle whose centre drives ``curvature``
+    (as `roadsim.agents.dynamics.wheel_angle`)."""
+    sin_beta = min(max(curvature * 0.5 * wheelbase, -0.99), 0.99)
+    return math.atan(2.0 * sin_beta / math.sqrt(1.0 - sin_beta * sin_beta))

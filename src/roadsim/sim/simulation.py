@@ -221,6 +221,7 @@ class Simulation:
             politeness=built.politeness,
             keep_right=built.keep_right,
             steer_lag=self._steer_lag,
+            steer_rate=self._limits.max_steer_rate,
         )
         self._pairs: set[tuple[int, int]] = set()
         self.readings: dict[str, DriverView | RayReading | None] = {}
@@ -639,6 +640,7 @@ class Simulation:
             politeness=p.politeness,
             keep_right=p.keep_right,
             steer_lag=self._steer_lag,
+            steer_rate=self._limits.max_steer_rate,
         )
         self._free_slots.extend(range(old, capacity))
 

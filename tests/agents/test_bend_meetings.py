@@ -1,0 +1,105 @@
+"""Long vehicles meet oncoming traffic on bends of a two-lane road without touching.
+
+A 12 m truck whose centre follows its lane's centre line on a bend swings its front
+toward the road's middle by about (L/2)(L/2 + wheelbase) / 2R: 1.9 m on a 20 m bend,
+more than a 3.2 m lane leaves beside it. Keeping away from the middle by half of that,
+at most 0.6 m, left it and what it met touching; both now make room as far as their
+lanes and the shoulders beside them let them (`roadsim.agents.traffic_kernels._track`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from roadsim import Simulation
+from roadsim.road.builder import (
+    Arc,
+    Document,
+    LaneSectionSpec,
+    LaneSpec,
+    Line,
+    PlanView,
+    Pose,
+    RoadSpec,
+)
+from roadsim.scenario.schema import validate_data
+
+LANE, SHOULDER = 3.2, 0.5  # m: Town07's
+STRAIGHT = 60.0  # m before and after the bend
+
+
+def _bend_road(folder: Path, radius: float) -> tuple[str, float]:
+    """Road "1": 60 m straight, a half turn to the left of ``radius`` (m, on the
+    reference line between the two directions), 60 m straight; a 3.2 m lane and a
+    0.5 m shoulder each side. Returns the file and the s of the bend's middle."""
+    arc = np.pi * radius
+    lanes = [
+        LaneSectionSpec(
+            0.0,
+            (
+                LaneSpec(2, "shoulder", SHOULDER),
+                LaneSpec(1, width=LANE),
+                LaneSpec(-1, width=LANE),
+                LaneSpec(-2, "shoulder", SHOULDER),
+            ),
+        )
+    ]
+    segments = (Line(STRAIGHT), Arc(arc, 1.0 / radius), Line(STRAIGHT))
+    road = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), segments), lanes)
+    path = folder / f"bend_{radius:g}.xodr"
+    Document("bend", [road]).write(path)
+    return str(path), STRAIGHT + 0.5 * arc
+
+
+def _meet(folder: Path, radius: float, ours: str, theirs: str, where: float) -> tuple[int, float]:
+    """``ours`` drives along s in lane -1 (the bend's outer lane), ``theirs`` against it
+    in lane 1 (the inner lane), from 40 m either side of the place ``where`` (a share
+    of the bend's length from its middle, along s), at the same speed: they meet about
+    there. Returns the collision events and the least distance between their centres
+    (m), which shows they met."""
+    path, middle = _bend_road(folder, radius)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    meet = middle + where * np.pi * radius
+    a = sim.spawn_vehicle_on_lane("1", -1, meet - 40.0, model=ours, speed=6.0)
+    b = sim.spawn_vehicle_on_lane("1", 1, meet + 40.0, model=theirs, speed=6.0)
+    closest = np.inf
+    for _ in range(round(16.0 / sim.dt)):
+        sim.step()
+        st = sim.state
+        ia, ib = (int(np.flatnonzero(st.id == i)[0]) for i in (a, b))
+        closest = min(closest, float(np.hypot(st.x[ia] - st.x[ib], st.y[ia] - st.y[ib])))
+    return len(sim.events), closest
+
+
+@pytest.mark.parametrize(
+    ("radius", "where"),
+    [(20.0, -0.5), (20.0, -0.25), (20.0, 0.0), (15.0, 0.0), (15.0, 0.25)],
+)
+def test_a_truck_on_the_inside_of_a_bend_and_the_car_it_meets_do_not_touch(
+    tmp_path: Path, radius: float, where: float
+) -> None:
+    # Before: one collision event in each of these meetings (the truck's front over the
+    # middle, the car on its lane's centre line).
+    events, closest = _meet(tmp_path, radius, "car", "truck", where)
+    assert closest < 2.0 * LANE  # (they did meet, side by side)
+    assert events == 0
+
+
+def test_cars_keep_to_their_lanes_while_making_room(tmp_path: Path) -> None:
+    """The room a vehicle makes on a bend stays on its side: its centre on its lane."""
+    path, middle = _bend_road(tmp_path, 20.0)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    ids = [
+        sim.spawn_vehicle_on_lane("1", -1, middle - 40.0, speed=6.0),
+        sim.spawn_vehicle_on_lane("1", 1, middle + 40.0, speed=6.0, model="truck"),
+    ]
+    lanes = {int(sim.net.lane_uid("1", lane, middle)) for lane in (-1, 1)}
+    for _ in range(round(16.0 / sim.dt)):
+        sim.step()
+        st = sim.state
+        for i in ids:
+            k = int(np.flatnonzero(st.id == i)[0])
+            assert int(st.uid[k]) in lanes
