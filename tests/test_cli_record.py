@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from roadsim.capture.reader import read_recording
 from tests.test_cli import ROADSIM, run
@@ -111,3 +114,26 @@ def test_ctrl_c_closes_the_recording(tmp_path: Path) -> None:
     recording = read_recording(path)  # complete: no --partial needed
     assert recording.complete
     assert recording.summary().snapshots > 1
+
+
+def test_the_writer_process_is_the_default_where_a_second_cpu_is_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from roadsim.cli import build_parser
+    from roadsim.cli_run import _capture
+    from roadsim.sim import Simulation
+
+    def background(cpus: int, *options: str) -> bool:
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+        args = build_parser().parse_args(
+            ["run", "highway", "--record", str(tmp_path / f"{cpus}{len(options)}.mcap"), *options]
+        )
+        with Simulation("highway") as sim:
+            capture = _capture(sim, args)
+            (recorder,) = capture.sinks
+            return bool(recorder.background)
+
+    assert background(2) and background(16)
+    assert not background(1)
+    assert not background(2, "--no-writer-process")
+    assert background(1, "--writer-process")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import time
 from dataclasses import dataclass
@@ -54,8 +55,9 @@ def register_run(groups: SubParsers) -> None:
     record.add_argument("--force", action="store_true", help="overwrite --record's file")
     record.add_argument(
         "--writer-process",
-        action="store_true",
-        help="write the recording from a process of its own (pays where a core is free)",
+        action=argparse.BooleanOptionalAction,
+        help="write the recording from a process of its own, on another core (default: "
+        "where this process may use more than one CPU)",
     )
     run.set_defaults(handler=_run)
 
@@ -290,9 +292,12 @@ def _capture(sim: Any, args: argparse.Namespace) -> Any:
     except ArgumentError as exc:
         raise ArgumentError(f"--capture-rate: {str(exc).removeprefix('rate: ')}") from None
     if args.record is not None:
-        capture.add_sink(
-            Recorder(args.record, overwrite=args.force, background=args.writer_process)
-        )
+        background = args.writer_process
+        if background is None:
+            # Encoding and compressing a snapshot costs about as much as the highway's
+            # tick; a second core takes it off the simulation's (docs/capture.md).
+            background = _usable_cpus() > 1
+        capture.add_sink(Recorder(args.record, overwrite=args.force, background=background))
     if args.images is not None:
         capture.add_sink(ImageFiles(args.images))
     return capture
@@ -331,3 +336,11 @@ def _plot(args: argparse.Namespace) -> int:
     written = plot_scenario(scenario, net, output, whole_map=args.whole_map)
     print(f"wrote {written}")
     return 0
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (a platform without it: macOS, Windows)
+        return os.cpu_count() or 1
