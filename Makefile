@@ -63,13 +63,12 @@ webtest: $(NODE_MODULES)
 
 # pip and npm install side by side; the kernels compile on one core while the viewer
 # builds and the checks run on the other; then the Python tests run on every core
-# (pytest-xdist), the long runs first (tests/conftest.py). The browser tests
-# (tests/viewer) drive Debian's Chromium; ROADSIM_REQUIRE_BROWSER makes a missing
-# browser a failure here instead of a skip.
+# (pytest-xdist). The browser tests (tests/viewer) drive Debian's Chromium;
+# ROADSIM_REQUIRE_BROWSER makes a missing browser a failure here instead of a skip.
 test:
 	$(MAKE) --no-print-directory -j2 $(DEV_STAMP) $(NODE_MODULES)
 	$(MAKE) --no-print-directory -j2 warmup web lint webtest
-	OPENBLAS_NUM_THREADS=1 ROADSIM_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n auto --maxschedchunk 1
+	OPENBLAS_NUM_THREADS=1 ROADSIM_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n auto
 
 bench: $(DEV_STAMP)
 	$(BIN)/pip install --quiet -e ".[dev,bench]"

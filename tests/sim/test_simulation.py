@@ -101,7 +101,6 @@ def test_same_seed_gives_bit_identical_frames(name: str) -> None:
             assert a[key].tobytes() == b[key].tobytes(), (frame, key)
 
 
-@pytest.mark.slow(80)  # (it compiles the threaded form of every pass)
 def test_frames_do_not_depend_on_the_thread_count() -> None:
     # The heavy passes split their rows over numba's threads (roadsim._jit.njit_rows),
     # here even where they are few.
