@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,10 +21,12 @@ SRC = Path(roadsim.__file__).parent.parent
 
 @contextmanager
 def python_child(*args: str, **popen: Any) -> Iterator[subprocess.Popen[str]]:
-    """``python ARGS`` with roadsim importable from the source tree; killed and reaped
-    on leaving, its pipes closed."""
-    child = subprocess.Popen([sys.executable, *args], text=True,
-                             env={**os.environ, "PYTHONPATH": str(SRC)}, **popen)  # fmt: skip
+    """``python ARGS`` with roadsim importable from the source tree, and Python's fault
+    handler on (SIGABRT dumps its threads' stacks to stderr); killed and reaped on
+    leaving, its pipes closed."""
+    child = subprocess.Popen([sys.executable, "-X", "faulthandler", *args], text=True,
+                             env={**os.environ, "PYTHONPATH": str(SRC)},
+                             preexec_fn=_interruptible, **popen)  # fmt: skip
     try:
         yield child
     finally:
@@ -32,6 +35,16 @@ def python_child(*args: str, **popen: Any) -> Iterator[subprocess.Popen[str]]:
         for pipe in (child.stdout, child.stderr):
             if pipe is not None:
                 pipe.close()
+
+
+def _interruptible() -> None:
+    """In the child, before it runs Python: SIGINT handled and unblocked, as a shell
+    starts a command. A child inherits an ignored or blocked SIGINT, and Python then
+    leaves it so: in fresh-clone runs of the whole suite, a `roadsim serve` child never
+    saw the SIGINT its test sent (it went on polling; whatever in the test process had
+    made SIGINT so was not found)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def free_port_pair() -> int:

@@ -310,7 +310,11 @@ def test_roadsim_serve_serves_until_interrupted() -> None:
             assert c.tick() == 1
         child.send_signal(signal.SIGINT)
         # (Read while waiting: a child blocked on a full stderr pipe could not exit.)
-        _, rest = child.communicate(timeout=30)
+        try:
+            _, rest = child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGABRT)  # its threads' stacks (-X faulthandler)
+            _, rest = child.communicate(timeout=30)
         assert child.returncode == 130, rest[-4000:]
         assert "Traceback" not in rest, rest[-4000:]
 

@@ -148,6 +148,10 @@ def test_roadsim_serve_viewer_follows_the_served_world() -> None:
             assert frames(ws, 1)[0]["frame"] == 1
         child.send_signal(signal.SIGINT)
         # (Read while waiting: a child blocked on a full stderr pipe could not exit.)
-        _, rest = child.communicate(timeout=30)
+        try:
+            _, rest = child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGABRT)  # its threads' stacks (-X faulthandler)
+            _, rest = child.communicate(timeout=30)
         assert child.returncode == 130, rest[-4000:]
         assert "Traceback" not in rest, rest[-4000:]
