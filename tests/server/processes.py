@@ -39,10 +39,15 @@ def python_child(*args: str, **popen: Any) -> Iterator[subprocess.Popen[str]]:
 
 def _interruptible() -> None:
     """In the child, before it runs Python: SIGINT handled and unblocked, as a shell
-    starts a command. A child inherits an ignored or blocked SIGINT, and Python then
-    leaves it so: in fresh-clone runs of the whole suite, a `roadsim serve` child never
-    saw the SIGINT its test sent (it went on polling; whatever in the test process had
-    made SIGINT so was not found)."""
+    starts a command (a child inherits an ignored or blocked SIGINT, and Python then
+    leaves it so).
+
+    Without this, in three fresh-clone runs of the whole suite, the `roadsim serve`
+    children of two tests never acted on the SIGINT their tests sent: a dump of their
+    stacks 30 s later showed them still polling in `Server.serve`. The cause is not
+    known: the workers' own SIGINT handler, mask and disposition were the same before
+    and after every test. A ``preexec_fn`` also makes `subprocess` fork instead of
+    vfork, which may be what helps."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
