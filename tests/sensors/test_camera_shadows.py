@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from roadsim.road.surface_classes import SURFACE_IDS
-from roadsim.sensors.camera import RENDERERS, Images, Shot
+from roadsim.sensors.camera import Images, Shot
 from roadsim.sensors.camera_model import CameraModel, Lighting
 from roadsim.sensors.mount import Pose, rotation_rpy
 from roadsim.sensors.raster import RasterRenderer
@@ -65,13 +65,6 @@ def ground(images: Images, s: Shot, xy: tuple[float, float]) -> float:
     assert images.surface_ids[row, col] == ROAD
     return float(images.color[row, col].mean())
 
-
-@pytest.fixture(scope="module")
-def renderers() -> dict[str, object]:
-    made = {name: RENDERERS[name]() for name in KINDS}
-    yield made  # type: ignore[misc]
-    for r in made.values():
-        r.close()  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("kind", KINDS)

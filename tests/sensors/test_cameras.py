@@ -23,7 +23,7 @@ from scipy.spatial import ConvexHull
 
 from roadsim import Simulation
 from roadsim.road.surface_classes import SURFACE_IDS
-from roadsim.sensors.camera import RENDERERS, CameraImage, CameraWarning, Renderers, Shot
+from roadsim.sensors.camera import CameraImage, CameraWarning, Renderers, Shot
 from roadsim.sensors.camera_model import CameraModel, Lighting
 from roadsim.sensors.mount import Pose, rotation_rpy
 from roadsim.sensors.scene import Scene, SceneMesh
@@ -33,13 +33,6 @@ from tests.conftest import CORPUS
 CREST = CORPUS / "maps" / "esmini" / "crest-curve.xodr"
 KINDS = ("raster", "raycast")
 
-
-@pytest.fixture(scope="module")
-def renderers() -> dict[str, object]:
-    made = {name: RENDERERS[name]() for name in KINDS}
-    yield made  # type: ignore[misc]
-    for r in made.values():
-        r.close()  # type: ignore[attr-defined]
 
 
 def wall_scene(distance: float) -> Scene:

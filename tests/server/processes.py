@@ -52,6 +52,22 @@ def _interruptible() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+def interrupt(child: subprocess.Popen[str]) -> None:
+    """Sends ``child`` (a `python_child` with ``stderr=PIPE``) SIGINT, as Ctrl-C would,
+    and checks that it ends as roadsim ends on Ctrl-C (exit code 130), with no
+    traceback in what it wrote after. Its stderr is read while waiting, so that a full
+    pipe cannot hold it; one that has not ended after 30 s dumps its threads' stacks
+    into the failure."""
+    child.send_signal(signal.SIGINT)
+    try:
+        _, rest = child.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        child.send_signal(signal.SIGABRT)  # (-X faulthandler: the stacks to stderr)
+        _, rest = child.communicate(timeout=30)
+    assert child.returncode == 130, rest[-4000:]
+    assert "Traceback" not in rest, rest[-4000:]
+
+
 def free_port_pair() -> int:
     """A port whose next one is free too, as ``roadsim serve --port`` needs (streams)."""
     with zmq.Context.instance().socket(zmq.ROUTER) as probe:
