@@ -5,8 +5,9 @@ Two meshes, traced one after the other for each ray, which keeps the nearer hit:
 - the **static** mesh, built once from the world: the road surface (lanes and road marks,
   `roadsim.road.mesh`), a ground plane around it, the map's objects that are no actors
   (buildings, walls ... given by a size, an outline or a radius: a box, a prism or a
-  12-sided cylinder; an open outline, a wall without thickness along it), and the static actors of frame 0 (the scenario's boxes, cones and
-  barriers, the map's obstacles), as the boxes `WorldState` gives them;
+  12-sided cylinder; an open outline, a wall without thickness along it), and the static
+  actors of frame 0 (the scenario's boxes, cones and barriers, the map's obstacles), as
+  the boxes `WorldState` gives them;
 - the **moving** mesh of every other active actor as its box (`WorldState`'s x, y, z,
   heading, length, width, height), built again by `Scene.update` at every sample.
 
@@ -339,20 +340,20 @@ def _object_solid(net: RoadNetwork, obj: RoadObject) -> tuple[FloatArray, Int32A
     if obj.height <= 0.0:
         return None
     if obj.outline and obj.outline_frame == "road":
-        local = np.zeros((0, 2))  # (the object's own place gives the height alone)
-    elif obj.outline:
-        local = np.array(obj.outline, dtype=np.float64)
-    elif obj.length > 0.0 and obj.width > 0.0:
-        hl, hw = 0.5 * obj.length, 0.5 * obj.width
-        local = np.array([[-hl, -hw], [hl, -hw], [hl, hw], [-hl, hw]])
-    elif obj.radius > 0.0:
-        local = cylinder_outline(obj.radius)
-    else:  # a point object with a height (a rail's pole): a post
-        half = 0.5 * POST_WIDTH_M
-        local = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
-    outline, z = _placed(net, obj, local)
-    if obj.outline and obj.outline_frame == "road":
         outline, _ = _road_corners(net, obj)
+        _, z = _placed(net, obj, np.zeros((0, 2)))  # (the height under the object's place)
+    else:
+        if obj.outline:
+            local = np.array(obj.outline, dtype=np.float64)
+        elif obj.length > 0.0 and obj.width > 0.0:
+            hl, hw = 0.5 * obj.length, 0.5 * obj.width
+            local = np.array([[-hl, -hw], [hl, -hw], [hl, hw], [-hl, hw]])
+        elif obj.radius > 0.0:
+            local = cylinder_outline(obj.radius)
+        else:  # a point object with a height (a rail's pole): a post
+            half = 0.5 * POST_WIDTH_M
+            local = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
+        outline, z = _placed(net, obj, local)
     if len(outline) < 3:
         return None
     return prism(outline, z + obj.z_offset, obj.height)
