@@ -35,9 +35,10 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
 
-$(DEV_STAMP): $(STAMP)
+# (one pip run for both: a second would read the package indexes again, ~10 s)
+$(DEV_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
-	touch $(DEV_STAMP)
+	touch $(STAMP) $(DEV_STAMP)
 
 # Compiles the simulation's kernels once (numba, cached beside the sources), with progress.
 warmup: $(STAMP)
