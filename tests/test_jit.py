@@ -307,7 +307,7 @@ def test_the_compile_report_names_roadsims_kernels_and_counts_their_time() -> No
 
     from numba.core import event
 
-    from roadsim.compiling import CompileReport
+    from roadsim._compile_report import CompileReport
 
     def kernel(module: str, name: str) -> SimpleNamespace:
         return SimpleNamespace(py_func=SimpleNamespace(__module__=module, __name__=name))

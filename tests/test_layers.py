@@ -39,6 +39,8 @@ RANKS: dict[str, int] = {
 #: namespace (`roadsim/__init__.py`) on top.
 MODULE_LAYERS: dict[str, str] = {
     "_checks": "base",
+    "_compile_report": "base",
+    "_lazy": "base",
     "_jit": "base",
     "_trig": "base",
     "_types": "base",

@@ -509,3 +509,14 @@ def prefetch(array: npt.NDArray[Any], row: int) -> None:
 #: Rows ahead of the current one whose table rows a pass prefetches (measured on the
 #: 26 x 26 grid: 8 ahead cut relocalisation from 205 to 68 ns a vehicle; 24 is too far).
 PREFETCH_AHEAD = 8
+
+
+def _report_compiles() -> None:
+    """Starts the report of kernels compiling (`roadsim._compile_report`). Every kernel
+    module imports this one, so it listens before any of them can compile. (Imported in a
+    function: it holds no kernel code, so the kernels' stamps, `module_stamp`, leave it
+    out, and editing it compiles nothing.)"""
+    from roadsim import _compile_report  # noqa: F401
+
+
+_report_compiles()

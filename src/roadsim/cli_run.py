@@ -194,7 +194,7 @@ class RunSummary:
 def _run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from roadsim.compiling import compile_seconds
+    from roadsim._compile_report import compile_seconds
     from roadsim.scenario import load_scenario
     from roadsim.sim import Simulation
 

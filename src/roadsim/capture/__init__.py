@@ -10,11 +10,26 @@ files, and what else implements `Sink`), and recordings read back.
 See docs/capture.md.
 """
 
-from roadsim.capture.capture import Capture, every_ticks
-from roadsim.capture.errors import RecordingError
-from roadsim.capture.recorder import Recorder
-from roadsim.capture.sinks import Sink, SnapshotList
-from roadsim.capture.snapshot import READING_TYPES, ActorStates, CaptureInfo, Sample, Snapshot
+from typing import TYPE_CHECKING
+
+from roadsim._lazy import exports
+
+__getattr__, __dir__ = exports(
+    __name__,
+    {
+        "READING_TYPES": "roadsim.capture.snapshot",
+        "ActorStates": "roadsim.capture.snapshot",
+        "Capture": "roadsim.capture.capture",
+        "CaptureInfo": "roadsim.capture.snapshot",
+        "Recorder": "roadsim.capture.recorder",
+        "RecordingError": "roadsim.capture.errors",
+        "Sample": "roadsim.capture.snapshot",
+        "Sink": "roadsim.capture.sinks",
+        "Snapshot": "roadsim.capture.snapshot",
+        "SnapshotList": "roadsim.capture.sinks",
+        "every_ticks": "roadsim.capture.capture",
+    },
+)
 
 __all__ = [
     "READING_TYPES",
@@ -29,3 +44,16 @@ __all__ = [
     "SnapshotList",
     "every_ticks",
 ]
+
+if TYPE_CHECKING:
+    from roadsim.capture.capture import Capture, every_ticks
+    from roadsim.capture.errors import RecordingError
+    from roadsim.capture.recorder import Recorder
+    from roadsim.capture.sinks import Sink, SnapshotList
+    from roadsim.capture.snapshot import (
+        READING_TYPES,
+        ActorStates,
+        CaptureInfo,
+        Sample,
+        Snapshot,
+    )
