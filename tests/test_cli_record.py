@@ -106,7 +106,13 @@ def test_ctrl_c_closes_the_recording(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4.0)  # past start-up, into the run
+    # Past start-up, into the run: the recording grew after it was opened (on a busy
+    # machine start-up alone can take several seconds).
+    sizes: set[int] = set()
+    deadline = time.monotonic() + 60.0
+    while len(sizes - {0}) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        sizes.add(path.stat().st_size if path.exists() else 0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
