@@ -63,10 +63,11 @@ def test_a_camera_shot_and_no_actors_go_through() -> None:
     assert np.array_equal(sample.reading.depth, snapshot.samples["front"].reading.depth)
 
 
-def test_a_column_of_another_dtype_is_converted() -> None:
+def test_a_column_of_another_dtype_or_strided_is_converted() -> None:
     actors = _actors()
     columns = actors.arrays()
     columns["kind"] = columns["kind"].astype(np.int32)
+    columns["x"] = np.repeat(columns["x"], 2)[::2]
     columns["collided"] = columns["collided"].astype(np.uint8)
     snapshot = Snapshot(1, 0.05, 2, ActorStates(**columns), {})
     packet, decoded = wire.decode(b"".join(wire.encode(snapshot)))

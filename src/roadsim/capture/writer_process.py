@@ -47,9 +47,9 @@ OPEN, WRITE, CLOSE, OK, ERROR, CLOSED = range(1, 7)
 _HEAD = struct.Struct("<BI")
 
 
-def send_message(sock: socket.socket, kind: int, parts: Sequence[bytes] = ()) -> None:
-    """Sends one message (head and parts) with one system call where the socket takes it
-    whole."""
+def send_message(sock: socket.socket, kind: int, parts: Sequence[bytes | memoryview] = ()) -> None:
+    """Sends one message (head and parts: bytes, or byte views) with one system call
+    where the socket takes it whole."""
     size = sum(len(p) for p in parts)
     buffers = [_HEAD.pack(kind, size), *parts]
     sent = sock.sendmsg(buffers)
@@ -134,7 +134,7 @@ class WriterProcess:
             raise RecordingError(reply[1].decode("utf-8", "replace"))
         return reply
 
-    def _send(self, kind: int, parts: Sequence[bytes] = ()) -> None:
+    def _send(self, kind: int, parts: Sequence[bytes | memoryview] = ()) -> None:
         try:
             send_message(self._sock, kind, parts)
         except OSError:  # its end is closed: it failed, or was killed
