@@ -96,5 +96,7 @@ def test_the_writers_own_error_reaches_the_simulation(tmp_path: Path) -> None:
     send_message(recorder._worker._sock, WRITE, [b"not a snapshot"])
     error, _ = _steps_until_error(sim, 60.0)
     assert "writing failed" in str(error) and "snapshot frame of 14 bytes" in str(error)
-    with pytest.raises(RecordingError):
+    with pytest.raises(RecordingError, match="snapshot frame of 14 bytes"):
+        sim.step()  # again, and on closing: the writer's reason, not only that it is gone
+    with pytest.raises(RecordingError, match="snapshot frame of 14 bytes"):
         capture.close()

@@ -101,9 +101,13 @@ class WriterProcess:
         theirs.close()
         self._sock = ours
         self._replies = ours.makefile("rb")
+        self._failed: RecordingError | None = None
 
     def _ended(self) -> RecordingError:
-        """The error for a writer that is gone: its own message if it sent one."""
+        """The error for a writer that is gone: its own message if it sent one (the same
+        error again on each later call, so that closing repeats why)."""
+        if self._failed is not None:
+            return self._failed
         with contextlib.suppress(Exception):
             self._process.wait(timeout=10)
         reply = None
@@ -111,11 +115,13 @@ class WriterProcess:
             self._sock.settimeout(1.0)
             reply = read_message(self._replies)
         if reply is not None and reply[0] == ERROR:
-            return RecordingError(reply[1].decode("utf-8", "replace"))
-        return RecordingError(
-            f"{self.path}: the writer process ended (exit code {self._process.poll()}); "
-            "the recording holds what it wrote before"
-        )
+            self._failed = RecordingError(reply[1].decode("utf-8", "replace"))
+        else:
+            self._failed = RecordingError(
+                f"{self.path}: the writer process ended (exit code {self._process.poll()}); "
+                "the recording holds what it wrote before"
+            )
+        return self._failed
 
     def _reply(self, timeout: float) -> tuple[int, bytes]:
         self._sock.settimeout(timeout)
@@ -131,10 +137,13 @@ class WriterProcess:
         if reply is None:
             raise self._ended()
         if reply[0] == ERROR:
-            raise RecordingError(reply[1].decode("utf-8", "replace"))
+            self._failed = RecordingError(reply[1].decode("utf-8", "replace"))
+            raise self._failed
         return reply
 
     def _send(self, kind: int, parts: Sequence[bytes | memoryview] = ()) -> None:
+        if self._failed is not None:
+            raise self._failed
         try:
             send_message(self._sock, kind, parts)
         except OSError:  # its end is closed: it failed, or was killed
