@@ -3,6 +3,7 @@ in the simulation's process; a writer that fails or dies is a clear error, never
 
 from __future__ import annotations
 
+import io
 import signal
 import threading
 import time
@@ -13,7 +14,7 @@ import pytest
 from mcap.reader import make_reader
 
 from roadsim.capture import Capture, Recorder, RecordingError
-from roadsim.capture.writer_process import WRITE, send_message
+from roadsim.capture.writer_process import WRITE, read_message, send_message
 from roadsim.sim import Simulation
 from tests.capture.helpers import highway_with_driver
 
@@ -100,3 +101,25 @@ def test_the_writers_own_error_reaches_the_simulation(tmp_path: Path) -> None:
         sim.step()  # again, and on closing: the writer's reason, not only that it is gone
     with pytest.raises(RecordingError, match="snapshot frame of 14 bytes"):
         capture.close()
+
+
+class _ShortSocket:
+    """Takes 3 bytes of a sendmsg (as after a signal), then the rest with sendall."""
+
+    def __init__(self) -> None:
+        self.sent = b""
+
+    def sendmsg(self, buffers: list[bytes]) -> int:
+        self.sent += b"".join(buffers)[:3]
+        return 3
+
+    def sendall(self, data: memoryview) -> None:
+        self.sent += bytes(data)
+
+
+def test_a_message_the_socket_takes_in_part_is_sent_whole() -> None:
+    sock = _ShortSocket()
+    send_message(sock, WRITE, [b"abc", b"defgh"])  # type: ignore[arg-type]
+    stream = io.BytesIO(sock.sent)
+    assert read_message(stream) == (WRITE, b"abcdefgh")
+    assert read_message(stream) is None
