@@ -12,8 +12,9 @@ see the same spells of the shared machine:
   simulation's process (``roadsim run --record --no-writer-process``, and the default
   on one CPU);
 - ``writer process``: the same with ``Recorder(background=True)``, what ``roadsim run
-  --record`` makes where it may use two CPUs or more: a process of its own encodes the
-  boxes, compresses and writes.
+  --record`` makes where it may use two CPUs or more: the simulation's thread copies each
+  snapshot into one frame (`roadsim.capture.wire`) and a process of its own encodes the
+  messages, compresses and writes.
 
 It prints the median ms/tick of each, the ratios to ``plain`` (the target: at most 1.20
 for the recording ``roadsim run --record`` makes), the load average (other work on the

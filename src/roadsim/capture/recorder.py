@@ -66,8 +66,12 @@ __all__ = [
     "McapWriter",
     "Packet",
     "Recorder",
+    "index_message",
     "metadata_of",
     "packet_of",
+    "sample_entry",
+    "sample_extra",
+    "sample_payload",
 ]
 
 #: The version of the recording layout (channels, schemas, metadata keys).
@@ -130,40 +134,67 @@ class Packet:
 
 def packet_of(snapshot: Snapshot) -> Packet:
     """A snapshot as the writer takes it (`Packet`)."""
-    entries = []
-    for sample in snapshot.samples.values():
-        entry: dict[str, Any] = {
-            "name": sample.name,
-            "type": sample.type,
-            "sensor_id": sample.sensor_id,
-            "frame": sample.frame,
-            "time": sample.time,
-            "pose": pose_to_json(sample.pose),
-        }
-        extra = _EXTRAS.get(sample.type)
-        if extra is not None:
-            entry["extra"] = extra(sample.reading)
-        entries.append(entry)
-    index = {
-        "frame": snapshot.frame,
-        "time": snapshot.time,
-        "ego_id": snapshot.ego_id,
-        "actors": len(snapshot.actors),
-        "samples": entries,
-    }
+    entries = [
+        sample_entry(s.name, s.type, s.sensor_id, s.frame, s.time, s.pose, sample_extra(s))
+        for s in snapshot.samples.values()
+    ]
     return Packet(
         snapshot.frame,
         snapshot.time,
         snapshot.ego_id,
-        orjson.dumps(index),
+        index_message(snapshot.frame, snapshot.time, snapshot.ego_id, len(snapshot.actors), entries),
         encode_actor_states(snapshot.actors, snapshot.frame, snapshot.time, snapshot.ego_id),
         [(s.name, s.type, s.pose) for s in snapshot.samples.values()],
         [
-            (s.name, s.type, SAMPLE_PAYLOADS.get(s.type, _as_is)(s))
+            (s.name, s.type, sample_payload(s))
             for s in snapshot.samples.values()
             if s.type in SAMPLE_WRITERS
         ],
     )
+
+
+def sample_extra(sample: Sample) -> dict[str, Any] | None:
+    """What a sample's index entry adds for its type (None: nothing)."""
+    extra = _EXTRAS.get(sample.type)
+    return None if extra is None else extra(sample.reading)
+
+
+def sample_payload(sample: Sample) -> Any:
+    """What the writer takes of a sample: `SAMPLE_PAYLOADS` of it (default: the sample)."""
+    return SAMPLE_PAYLOADS.get(sample.type, _as_is)(sample)
+
+
+def sample_entry(
+    name: str,
+    kind: str,
+    sensor_id: int,
+    frame: int,
+    time: float,
+    pose: Pose,
+    extra: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A sample's entry in the ``roadsim.Snapshot`` message."""
+    entry: dict[str, Any] = {
+        "name": name,
+        "type": kind,
+        "sensor_id": sensor_id,
+        "frame": frame,
+        "time": time,
+        "pose": pose_to_json(pose),
+    }
+    if extra is not None:
+        entry["extra"] = extra
+    return entry
+
+
+def index_message(
+    frame: int, time: float, ego_id: int, actors: int, entries: list[dict[str, Any]]
+) -> bytes:
+    """The ``roadsim.Snapshot`` message (JSON): the frame, its time, the ego, the number
+    of actors and each sample's `sample_entry`."""
+    index = {"frame": frame, "time": time, "ego_id": ego_id, "actors": actors, "samples": entries}
+    out: bytes = orjson.dumps(index)
+    return out
 
 
 def _as_is(sample: Sample) -> Any:
@@ -301,9 +332,9 @@ class Recorder:
         lanes: Write the lane borders (``/scene/lanes``) when the capture has the road
             network.
         background: Write in a process of its own. The simulation then only takes the
-            snapshot and encodes its small parts (the actor states, the driver views);
-            the writer process encodes the boxes, compresses and writes, on another
-            core. That pays where a core is free; on a machine whose cores are all busy
+            snapshot, encodes its driver views and copies it into one frame for the
+            writer (`roadsim.capture.wire`); the writer process encodes the rest (actor
+            states, index, boxes), compresses and writes, on another core. That pays where a core is free; on a machine whose cores are all busy
             (the shared 2-core machine of benchmarks/bench_record.py) passing every
             snapshot to another process costs more than writing it here, which is the
             default. ``write`` blocks when the writer falls behind, so that nothing is
@@ -369,11 +400,10 @@ class Recorder:
         Raises:
             RecordingError: If the recorder is not open, or the writer failed.
         """
-        packet = packet_of(snapshot)
         if self._worker is not None:
-            self._worker.write(packet)
+            self._worker.write(snapshot)
         elif self._local is not None:
-            self._local.write(packet, snapshot.actors)
+            self._local.write(packet_of(snapshot), snapshot.actors)
         else:
             raise RecordingError(f"{self.path}: the recorder is not open")
         self.snapshots += 1

@@ -35,6 +35,7 @@ __all__ = [
     "ACTOR_STATES_SCHEMA",
     "DRIVER_VIEW_SCHEMA",
     "SNAPSHOT_SCHEMA",
+    "actor_wire_dtypes",
     "decode_actor_states",
     "decode_driver_view",
     "driver_view_json",
@@ -111,6 +112,12 @@ _ACTOR_WIRE = tuple(
     (_FIRST_ACTOR_FIELD + k, _WIRE.get(name, (_DOUBLE, "<f8"))[1], pb.tag(_FIRST_ACTOR_FIELD + k, pb.LEN))
     for k, name in enumerate(ACTOR_FIELDS)
 )
+
+
+def actor_wire_dtypes() -> tuple[str, ...]:
+    """The little-endian dtype of each `ActorStates` field in ``roadsim.ActorStates``, in
+    `ACTOR_FIELDS` order."""
+    return tuple(dtype for _, dtype, _ in _ACTOR_WIRE)
 
 
 def encode_actor_states(actors: ActorStates, frame: int, time: float, ego_id: int) -> bytes:

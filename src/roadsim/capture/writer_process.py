@@ -1,33 +1,78 @@
 """The recorder's writer process: ``python -m roadsim.capture.writer_process FD PATH
 OVERWRITE COMPRESSION CHUNK_SIZE``, started by `roadsim.capture.Recorder` with
-``background=True`` (`WriterProcess`), which talks to it over the socket FD."""
+``background=True`` (`WriterProcess`), which talks to it over the socket FD.
+
+Messages, both ways, are a head (kind u8, payload bytes u32, little-endian) and the
+payload, sent with one system call each:
+
+| kind | from | payload |
+|---|---|---|
+| `OPEN` | the simulation | (`CaptureInfo`, lane borders or None), pickled |
+| `WRITE` | the simulation | a snapshot frame (`roadsim.capture.wire`) |
+| `CLOSE` | the simulation | nothing |
+| `OK` | the writer | nothing: the file is open |
+| `ERROR` | the writer | what failed (UTF-8); it then stops |
+| `CLOSED` | the writer | the snapshots written (u64) |
+
+Only `OK`, `ERROR` and `CLOSED` come back, so the simulation reads nothing while it
+writes: a writer that failed has said why and exited, and the next send finds its end of
+the socket closed.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import io
+import os
+import pickle
 import signal
+import socket
+import struct
 import sys
-from multiprocessing.connection import Connection
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import BinaryIO
 
+from roadsim.capture import wire
 from roadsim.capture.errors import RecordingError
-from roadsim.capture.recorder import McapWriter, Packet
-from roadsim.capture.snapshot import CaptureInfo
+from roadsim.capture.recorder import McapWriter
+from roadsim.capture.snapshot import CaptureInfo, Snapshot
 
 __all__ = ["WriterProcess", "serve"]
 
 #: The socket buffer asked for on each side (bytes).
 _BUFFER_BYTES = 4 << 20
 
+OPEN, WRITE, CLOSE, OK, ERROR, CLOSED = range(1, 7)
+_HEAD = struct.Struct("<BI")
+
+
+def send_message(sock: socket.socket, kind: int, parts: Sequence[bytes | memoryview] = ()) -> None:
+    """Sends one message (head and parts: bytes, or byte views) with one system call
+    where the socket takes it whole."""
+    size = sum(len(p) for p in parts)
+    buffers = [_HEAD.pack(kind, size), *parts]
+    sent = sock.sendmsg(buffers)
+    if sent < _HEAD.size + size:  # the rest, once the reader makes room
+        sock.sendall(memoryview(b"".join(buffers))[sent:])
+
+
+def read_message(stream: BinaryIO) -> tuple[int, bytes] | None:
+    """The next message (kind, payload) from a buffered reader of the socket; None when
+    the other side has closed it (or closes it halfway through a message)."""
+    head = stream.read(_HEAD.size)
+    if len(head) < _HEAD.size:
+        return None
+    kind, size = _HEAD.unpack(head)
+    payload = stream.read(size)
+    if len(payload) < size:
+        return None
+    return kind, payload
+
 
 class WriterProcess:
     """The recorder's writer process and the socket to it (`Recorder` with
     ``background=True``).
-
-    Messages to it: ``("open", info, lanes)``, ``("write", packet)``, ``("close",)``; from
-    it: ``("ok",)`` after opening, ``("error", text)`` when something failed (it then
-    stops), ``("closed", snapshots)`` at the end.
 
     It is a plain subprocess (``python -m roadsim.capture.writer_process``) rather than a
     `multiprocessing` one: spawning runs the caller's main script again in the child, which
@@ -36,11 +81,7 @@ class WriterProcess:
     """
 
     def __init__(self, path: Path, overwrite: bool, compression: str, chunk_size: int) -> None:
-        import os
-        import socket
         import subprocess
-        import sys
-        from multiprocessing.connection import Connection
 
         self.path = path
         ours, theirs = socket.socketpair()
@@ -58,84 +99,120 @@ class WriterProcess:
             env=env,
         )  # fmt: skip
         theirs.close()
-        self._conn = Connection(ours.detach())
+        self._sock = ours
+        self._replies = ours.makefile("rb")
+        self._failed: RecordingError | None = None
 
-    def _fail(self, what: str) -> RecordingError:
+    def _ended(self) -> RecordingError:
+        """The error for a writer that is gone: its own message if it sent one (the same
+        error again on each later call, so that closing repeats why)."""
+        if self._failed is not None:
+            return self._failed
         with contextlib.suppress(Exception):
-            self._process.wait(timeout=5)
-        return RecordingError(f"{self.path}: the writer {what}")
+            self._process.wait(timeout=10)
+        reply = None
+        with contextlib.suppress(OSError, ValueError):
+            self._sock.settimeout(1.0)
+            reply = read_message(self._replies)
+        if reply is not None and reply[0] == ERROR:
+            self._failed = RecordingError(reply[1].decode("utf-8", "replace"))
+        else:
+            self._failed = RecordingError(
+                f"{self.path}: the writer process ended (exit code {self._process.poll()}); "
+                "the recording holds what it wrote before"
+            )
+        return self._failed
 
-    def _reply(self, timeout: float) -> tuple[Any, ...]:
+    def _reply(self, timeout: float) -> tuple[int, bytes]:
+        self._sock.settimeout(timeout)
         try:
-            if not self._conn.poll(timeout):
-                raise self._fail(f"did not answer within {timeout:g} s")
-            reply: tuple[Any, ...] = self._conn.recv()
-        except (EOFError, OSError):
-            raise self._fail(f"process ended (exit code {self._process.poll()})") from None
-        if reply[0] == "error":
-            raise RecordingError(reply[1])
+            reply = read_message(self._replies)
+        except TimeoutError:
+            raise RecordingError(f"{self.path}: the writer did not answer within {timeout:g} s") from None
+        except OSError:
+            reply = None
+        finally:
+            with contextlib.suppress(OSError):
+                self._sock.settimeout(None)
+        if reply is None:
+            raise self._ended()
+        if reply[0] == ERROR:
+            self._failed = RecordingError(reply[1].decode("utf-8", "replace"))
+            raise self._failed
         return reply
 
-    def _send(self, message: tuple[Any, ...]) -> None:
+    def _send(self, kind: int, parts: Sequence[bytes | memoryview] = ()) -> None:
+        if self._failed is not None:
+            raise self._failed
         try:
-            self._conn.send(message)
-        except OSError:
-            raise self._fail(f"process ended (exit code {self._process.poll()})") from None
+            send_message(self._sock, kind, parts)
+        except OSError:  # its end is closed: it failed, or was killed
+            raise self._ended() from None
 
     def open(self, info: CaptureInfo, lanes: bytes | None) -> None:
-        self._send(("open", info, lanes))
+        self._send(OPEN, [pickle.dumps((info, lanes), protocol=pickle.HIGHEST_PROTOCOL)])
         self._reply(timeout=120.0)  # its start: importing roadsim
 
-    def write(self, packet: Packet) -> None:
-        if self._conn.poll():  # only an error comes back before the close
-            self._reply(timeout=0.0)
-        self._send(("write", packet))
+    def write(self, snapshot: Snapshot) -> None:
+        """Hands a snapshot over (blocks while the socket's buffers are full).
+
+        Raises:
+            RecordingError: If the writer process has failed or ended.
+        """
+        self._send(WRITE, wire.encode(snapshot))
 
     def close(self) -> None:
         try:
-            self._send(("close",))
+            self._send(CLOSE)
             self._reply(timeout=600.0)
         finally:
-            self._conn.close()
+            self._replies.close()
+            self._sock.close()
             with contextlib.suppress(Exception):
                 self._process.wait(timeout=10)
 
 
-def serve(conn: Any, path: str, overwrite: bool, compression: str, chunk_size: int) -> None:
+def serve(sock: socket.socket, path: str, overwrite: bool, compression: str, chunk_size: int) -> None:
     """The writer process's work (`WriterProcess`): writes what the socket brings until told to
     close, or until the simulation's process is gone (then it finishes the file all the
     same)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the run, which closes us
     writer = McapWriter(Path(path), overwrite, compression, chunk_size)
+    stream = io.BufferedReader(sock.makefile("rb", buffering=0), buffer_size=1 << 20)
     try:
         while True:
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):
+            message = read_message(stream)
+            if message is None:
                 break
-            if message[0] == "write":
-                writer.write(message[1])
-            elif message[0] == "open":
-                writer.open(message[1], message[2])
-                conn.send(("ok",))
+            kind, payload = message
+            if kind == WRITE:
+                packet, actors = wire.decode(payload)
+                writer.write(packet, actors)
+            elif kind == OPEN:
+                info, lanes = pickle.loads(payload)
+                writer.open(info, lanes)
+                send_message(sock, OK)
+            elif kind == CLOSE:
+                break
             else:
-                break
+                raise RecordingError(f"{path}: the writer process got a message of kind {kind}")
         writer.close()
-        _answer(conn, ("closed", writer.snapshots))
+        _answer(sock, CLOSED, struct.pack("<Q", writer.snapshots))
     except BaseException as exc:
         text = str(exc) if isinstance(exc, RecordingError) else f"{path}: writing failed: {exc!r}"
-        _answer(conn, ("error", text))
+        _answer(sock, ERROR, text.encode())
         writer.close()
 
 
-def _answer(conn: Any, message: tuple[Any, ...]) -> None:
+def _answer(sock: socket.socket, kind: int, payload: bytes) -> None:
     with contextlib.suppress(OSError):  # the simulation's process is gone
-        conn.send(message)
+        send_message(sock, kind, [payload])
 
 
 def main(argv: list[str]) -> None:
     fd, path, overwrite, compression, chunk_size = argv
-    serve(Connection(int(fd)), path, overwrite == "1", compression, int(chunk_size))
+    sock = socket.socket(fileno=int(fd))
+    serve(sock, path, overwrite == "1", compression, int(chunk_size))
 
 
 if __name__ == "__main__":

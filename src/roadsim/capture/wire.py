@@ -1,0 +1,162 @@
+"""How a `roadsim.capture.Recorder` hands a snapshot to its writer process
+(`roadsim.capture.writer_process`): one frame of bytes that the simulation's process
+only copies into, and from which the writer makes the `Packet` that `packet_of` would
+have made, byte for byte.
+
+The simulation's thread thus copies the actors' columns as they are and leaves the
+``roadsim.ActorStates`` message, the ``roadsim.Snapshot`` index and the boxes to the
+writer. A driver view is still encoded on the simulation's side (`SAMPLE_PAYLOADS`): its
+JSON message is the cheapest form of it to hand over (pickling the view costs three
+times as much).
+
+Layout (little-endian)::
+
+    head      frame i8, time f8, ego_id i8, actors u4 (N), samples u4 (S), meta u4 (bytes),
+              4 bytes of padding
+    columns   each `ActorStates` field in `ACTOR_FIELDS` order: N values of its dtype
+              (`COLUMN_DTYPES`)
+    poses     S x 12 f8: each sample's position, then its rotation row by row
+    meta      JSON, one list per sample: [name, type, sensor_id, frame, time, extra,
+              payload form, payload bytes]; the form is "bytes", "pickle" or null (none)
+    payloads  each sample's payload, in order: bytes as they are; anything else (a scene
+              sensor's `Sample`, whose arrays are most of it) pickled, between two
+              processes of the same Python and roadsim (never in a recording)
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import orjson
+
+from roadsim.capture.recorder import (
+    SAMPLE_WRITERS,
+    Packet,
+    index_message,
+    sample_entry,
+    sample_extra,
+    sample_payload,
+)
+from roadsim.capture.schemas import actor_wire_dtypes, encode_actor_states
+from roadsim.capture.snapshot import ACTOR_FIELDS, ActorStates, Snapshot
+from roadsim.sensors.mount import Pose
+
+__all__ = ["COLUMN_DTYPES", "WireError", "decode", "encode"]
+
+# Four bytes of padding: the columns start 8-byte aligned (a bytes object's data is),
+# and numpy works slower on misaligned arrays.
+_HEAD = struct.Struct("<qdqIII4x")
+_POSE = struct.Struct("<12d")
+
+#: The dtype of each `ActorStates` column on the wire: the wire dtype of its
+#: ``roadsim.ActorStates`` field, with ``collided`` as numpy's bool (the same bytes).
+COLUMN_DTYPES: Mapping[str, np.dtype[Any]] = MappingProxyType(
+    {
+        name: np.dtype(np.bool_) if wire == "u1" else np.dtype(wire)
+        for name, wire in zip(ACTOR_FIELDS, actor_wire_dtypes(), strict=True)
+    }
+)
+
+
+class WireError(ValueError):
+    """A frame that is not one `encode` made."""
+
+
+def encode(snapshot: Snapshot) -> list[bytes]:
+    """A snapshot as a frame, in parts to be sent one after the other (see the module
+    docstring); ``b"".join`` of them is the frame.
+
+    The columns are copied (``tobytes``): handing the kernel byte views of the arrays
+    instead cost a few microseconds more a snapshot, not less."""
+    actors = snapshot.actors
+    parts: list[bytes] = [b""]  # the head, once the meta's length is known
+    for name, dtype in COLUMN_DTYPES.items():
+        column = getattr(actors, name)
+        if column.dtype != dtype:
+            column = column.astype(dtype)
+        parts.append(column.tobytes())
+    meta: list[list[Any]] = []
+    payloads: list[bytes] = []
+    for s in snapshot.samples.values():
+        parts.append(_POSE.pack(*s.pose.position.tolist(), *s.pose.rotation.ravel().tolist()))
+        form = None
+        if s.type in SAMPLE_WRITERS:
+            payload = sample_payload(s)
+            form = "bytes"
+            if not isinstance(payload, bytes):
+                payload, form = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL), "pickle"
+            payloads.append(payload)
+        meta.append([s.name, s.type, s.sensor_id, s.frame, s.time, sample_extra(s), form,
+                     len(payloads[-1]) if form else 0])  # fmt: skip
+    meta_bytes = orjson.dumps(meta)
+    parts[0] = _HEAD.pack(
+        snapshot.frame, snapshot.time, snapshot.ego_id, len(actors), len(meta), len(meta_bytes)
+    )
+    parts.append(meta_bytes)
+    parts.extend(payloads)
+    return parts
+
+
+def decode(frame: bytes) -> tuple[Packet, ActorStates]:
+    """The `Packet` of a frame `encode` made (what `packet_of` makes of the snapshot) and
+    its actors' states (views of ``frame``).
+
+    Raises:
+        WireError: For bytes that are not such a frame.
+    """
+    try:
+        return _decode(frame)
+    except (struct.error, ValueError, TypeError, IndexError, pickle.UnpicklingError) as exc:
+        if isinstance(exc, WireError):
+            raise
+        raise WireError(f"a snapshot frame of {len(frame)} bytes that cannot be read: {exc}") from None
+
+
+def _decode(frame: bytes) -> tuple[Packet, ActorStates]:
+    number, time, ego_id, n, count, meta_size = _HEAD.unpack_from(frame, 0)
+    offset = _HEAD.size
+    as_bytes = np.frombuffer(frame, dtype=np.uint8)
+    columns: dict[str, Any] = {}
+    for name, dtype in COLUMN_DTYPES.items():
+        end = offset + n * dtype.itemsize
+        columns[name] = as_bytes[offset:end].view(dtype)
+        offset = end
+    if offset > len(frame):
+        raise WireError(f"a snapshot frame of {len(frame)} bytes ends in its columns")
+    actors = ActorStates(**columns)
+    poses = []
+    for _ in range(count):
+        values = _POSE.unpack_from(frame, offset)
+        offset += _POSE.size
+        poses.append(Pose(np.array(values[:3]), np.array(values[3:]).reshape(3, 3)))
+    meta = orjson.loads(frame[offset : offset + meta_size])
+    offset += meta_size
+    if len(meta) != count:
+        raise WireError(f"a snapshot frame with {count} samples lists {len(meta)}")
+    entries, sensors, samples = [], [], []
+    for (name, kind, sensor_id, sample_frame, sample_time, extra, form, size), pose in zip(
+        meta, poses, strict=True
+    ):
+        entries.append(sample_entry(name, kind, sensor_id, sample_frame, sample_time, pose, extra))
+        sensors.append((name, kind, pose))
+        if form is not None:
+            raw = frame[offset : offset + size]
+            offset += size
+            samples.append((name, kind, raw if form == "bytes" else pickle.loads(raw)))
+    if offset != len(frame):
+        raise WireError(f"a snapshot frame of {len(frame)} bytes holds {offset}")
+    packet = Packet(
+        number,
+        time,
+        ego_id,
+        index_message(number, time, ego_id, n, entries),
+        encode_actor_states(actors, number, time, ego_id),
+        sensors,
+        samples,
+    )
+    return packet, actors
