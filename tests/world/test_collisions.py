@@ -219,9 +219,12 @@ def brute_force_arrays(
     centre = np.stack((x[idx], y[idx]), -1)
     quads = np.stack((centre + u + v, centre + u - v, centre - u - v, centre - u + v), 1)
     own = np.einsum("mkd,mad->mka", quads, axes)  # each box's corners on its own axes
+    radius = np.hypot(length[idx], width[idx]) / 2  # (boxes farther apart never touch)
     out = set()
     for a in range(len(idx) - 1):
-        b = slice(a + 1, None)
+        after = np.arange(a + 1, len(idx))
+        reach = (radius[a] + radius[after]) ** 2
+        b = after[(centre[after, 0] - centre[a, 0]) ** 2 + (centre[after, 1] - centre[a, 1]) ** 2 <= reach]
         on_a = np.einsum("mkd,ad->mka", quads[b], axes[a])  # the others on a's axes
         on_b = np.einsum("kd,mad->mka", quads[a], axes[b])  # a on the others' axes
         separated = ((on_a.max(1) < own[a].min(0)) | (own[a].max(0) < on_a.min(1))).any(1) | (
