@@ -386,3 +386,49 @@ def test_a_lidars_points_are_those_of_its_trace(tmp_path: Path, bounces: int) ->
     assert np.array_equal(pc.lane_uids, tr.lane_uids[ray, seg])
     assert np.array_equal(pc.bounce, seg.astype(np.uint8))
     assert np.array_equal(pc.channel, lidar.channel[ray])
+
+
+def test_a_lidar_traced_in_blocks_over_threads_gives_the_same_points(tmp_path: Path) -> None:
+    # The pool traces blocks of rays, each through its reflections on its own thread
+    # (trace_segments); the points, noise and dropout included, and a ray tracer's
+    # segments must not depend on how many blocks there were.
+    from roadsim.sensors.lidar import Lidar
+    from roadsim.sensors.raycast import RayPool
+    from roadsim.sensors.raytracer import trace
+
+    sensors = (
+        "sensors:\n"
+        "  - {type: lidar, name: roof, channels: 32, horizontal_resolution_deg: 0.5,\n"
+        "     range: 150, bounces: 2, range_noise_std: 0.02, dropout: 0.1}\n"
+    )
+    sim = Simulation(crest_scenario(tmp_path, sensors))
+    sim.run(1.0)
+    lidar = sim.sensor("roof")
+    assert isinstance(lidar, Lidar)
+    pose = lidar.pose(sim.state)
+    assert pose is not None
+    n = lidar.rays
+    d = lidar.directions @ pose.rotation.T
+    clouds, traces = [], []
+    pools = (RayPool(1), RayPool(3, min_rays_per_thread=1000), RayPool(2, min_rays_per_thread=7))
+    for pool in pools:
+        sim.scene.pool = pool
+        assert pool.chunks(n) == pool.threads
+        clouds.append(lidar.sample(sim.scene, sim.state, sim.frame, sim.time))
+        origins = np.broadcast_to(pose.position, (n, 3))
+        traces.append(
+            trace(sim.scene, origins, d, np.full(n, 150.0), 2, ignore_actor=lidar.mount.actor)
+        )
+        pool.close()
+    assert clouds[0] is not None and np.any(clouds[0].bounce == 2)
+
+    def same(a: object, b: object) -> bool:
+        x, y = np.asarray(a), np.asarray(b)
+        return np.array_equal(x, y, equal_nan=x.dtype.kind == "f")
+
+    for pc, tr in zip(clouds[1:], traces[1:], strict=True):
+        for name in PointCloud.__dataclass_fields__:
+            if name != "pose":
+                assert same(getattr(pc, name), getattr(clouds[0], name)), name
+        for name in tr.__dataclass_fields__:
+            assert same(getattr(tr, name), getattr(traces[0], name)), name

@@ -421,10 +421,11 @@ def _by_ray(parts: list[Segment], n: int) -> tuple[npt.NDArray[Any], ...]:
     """The valid segments of N traced rays (`trace_segments`) as one list, by ray and then
     by segment (``np.nonzero`` of the (N, B+1) ``valid``): each one's ray and segment,
     and its location, normal, distance, surface, actor and lane, in that order."""
-    every = np.zeros(0, dtype=np.int64)  # (a part of every ray)
+    every = np.zeros(0, dtype=np.int64)  # (a block of rays from its start on)
     count = np.zeros(n, dtype=np.int64)
     for part in parts:
-        _count_valid(part.hits.valid, every if part.rays is None else part.rays, count)
+        rays = every if part.rays is None else part.rays
+        _count_valid(part.hits.valid, part.start, rays, count)
     first = np.cumsum(count) - count
     m = int(count.sum())
     h = parts[0].hits
@@ -433,29 +434,30 @@ def _by_ray(parts: list[Segment], n: int) -> tuple[npt.NDArray[Any], ...]:
         np.empty((m, 3)), np.empty(m), np.empty(m, dtype=h.surface.dtype),
         np.empty(m, dtype=h.actor.dtype), np.empty(m, dtype=h.lane.dtype),
     )  # fmt: skip
-    for k, part in enumerate(parts):
+    for part in parts:
         h = part.hits
         _gather_valid(
-            k, h.valid, every if part.rays is None else part.rays, first, part.locations,
-            h.normal, h.distance, h.surface, h.actor, h.lane, *out,
+            part.bounce, h.valid, part.start, every if part.rays is None else part.rays, first,
+            part.locations, h.normal, h.distance, h.surface, h.actor, h.lane, *out,
         )  # fmt: skip
     return out
 
 
 @njit
-def _count_valid(valid: BoolArray, rays: IntArray, count: IntArray) -> None:
-    """Adds one to ``count`` of each ray (``rays``, or the row itself where empty) of a
-    valid row."""
+def _count_valid(valid: BoolArray, start: int, rays: IntArray, count: IntArray) -> None:
+    """Adds one to ``count`` of each ray (``rays``, or ``start`` plus the row where empty)
+    of a valid row."""
     every = rays.shape[0] == 0
     for i in range(valid.shape[0]):
         if valid[i]:
-            count[i if every else rays[i]] += 1
+            count[start + i if every else rays[i]] += 1
 
 
 @njit
 def _gather_valid(
     k: int,
     valid: BoolArray,
+    start: int,
     rays: IntArray,
     first: IntArray,
     location: FloatArray,
@@ -473,12 +475,12 @@ def _gather_valid(
     actor_of: IntArray,
     lane_of: IntArray,
 ) -> None:
-    """Copies the valid rows of segment k (rays ``rays``, or the rows themselves where
-    empty) to their places in the list: the ray's ``first`` place plus k."""
+    """Copies the valid rows of segment k (rays ``rays``, or ``start`` plus the row
+    where empty) to their places in the list: the ray's ``first`` place plus k."""
     every = rays.shape[0] == 0
     for i in range(valid.shape[0]):
         if valid[i]:
-            r = i if every else rays[i]
+            r = start + i if every else rays[i]
             at = first[r] + k
             ray_of[at], seg_of[at] = r, k
             for j in range(3):

@@ -559,6 +559,7 @@ class Scene:
         ignore_actor: int = -1,
         near_actors: IntArray | None = None,
         actors: IntArray | None = None,
+        split: bool = True,
     ) -> Hits:
         """The nearest hit of each ray, static or moving.
 
@@ -575,6 +576,8 @@ class Scene:
             actors: The moving actors (ids) the rays may hit, where the caller knows:
                 the others are left out of the moving mesh, which is so built faster
                 (at its first cast after `update`); None: every one.
+            split: Split a large batch over `pool`'s threads; False: cast it on the
+                calling thread (a caller that splits its own work over the pool).
 
         Returns:
             `Hits` (normals facing the rays).
@@ -630,9 +633,12 @@ class Scene:
                 hits.look[a:b],
             )  # fmt: skip
 
-        self.pool.map(work, n)
+        if split:
+            self.pool.map(work, n)
+        else:
+            work(0, n)
         if ignore_actor in self._static_actors:
-            hits = self._skip_actor(o, d, np.broadcast_to(m, (n,)), hits, ignore_actor)
+            hits = self._skip_actor(o, d, np.broadcast_to(m, (n,)), hits, ignore_actor, split)
         return hits
 
     def _moving_mesh(self, actor: int) -> TracedMesh:
@@ -667,7 +673,7 @@ class Scene:
         return some
 
     def _skip_actor(
-        self, o: FloatArray, d: FloatArray, m: FloatArray, hits: Hits, actor: int
+        self, o: FloatArray, d: FloatArray, m: FloatArray, hits: Hits, actor: int, split: bool
     ) -> Hits:
         """Casts again, from just past it, the rays that hit ``actor`` (a ray leaving the
         box it starts in hits its inside first); distances stay those from the origin."""
@@ -676,7 +682,9 @@ class Scene:
             if not again.size:
                 break
             start = hits.distance[again] + _SKIP_M
-            more = self.cast(o[again] + start[:, None] * d[again], d[again], m[again] - start)
+            more = self.cast(
+                o[again] + start[:, None] * d[again], d[again], m[again] - start, split=split
+            )
             for name in ("surface", "actor", "lane", "valid", "look"):
                 getattr(hits, name)[again] = getattr(more, name)
             hits.distance[again] = more.distance + start
