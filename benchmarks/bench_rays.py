@@ -15,10 +15,14 @@ at each of ``--samples`` ticks times, after the tick:
   ``output=1``: the floor that our layer adds to;
 - ``embree, every ray``: every ray against the static mesh and then against every
   moving actor's box: what a cast without the lidar's culling would cost;
-- ``update``: the moving mesh's rebuild alone.
+- ``update``: the moving mesh's rebuild alone;
+- ``the bounce``: what the bounce adds, ``lidar, 1 bounce`` less ``lidar`` in each tick.
 
-It prints the median ms of each, and, to show the work was real, the vehicles, the
-triangles, the returns per ray and the share of rays that hit an actor.
+It prints the median ms of each; the median CPU ms of all the process's threads in it
+(the work done: a machine busy with other jobs inflates it less than the wall time, and
+it exceeds the wall time where the pool's threads ran at once); and, to show the work was
+real, the vehicles, the triangles, the returns per ray and the share of rays that hit an
+actor.
 
 ``--threads`` instead times one cast of N rays on one thread and split over two, for N
 from 1,024 to 131,072, in alternation in the same process (so that both see the same
@@ -70,9 +74,15 @@ def scenario(vehicles: int) -> Path:
 
 def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
     """(ms, result) of one call."""
-    start = time.perf_counter()
+    ms, _, out = timed_cpu(fn, *args, **kwargs)
+    return ms, out
+
+
+def timed_cpu(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, float, T]:
+    """(ms, CPU ms of every thread of the process, result) of one call."""
+    start, cpu = time.perf_counter(), time.process_time()
     out = fn(*args, **kwargs)
-    return (time.perf_counter() - start) * 1e3, out
+    return (time.perf_counter() - start) * 1e3, (time.process_time() - cpu) * 1e3, out
 
 
 def sample(scene: Scene, sensor: Lidar, sim: Simulation) -> PointCloud:
@@ -102,9 +112,9 @@ def run_samples(args: argparse.Namespace) -> None:
     assert isinstance(lidar, Lidar) and isinstance(bounce, Lidar)
     scene = sim.scene
     scene.pool = RayPool(args.pool)
-    times: dict[str, list[float]] = {
-        k: [] for k in ("lidar", "lidar, 1 bounce", "embree", "embree, every ray", "update")
-    }
+    names = ("lidar", "lidar, 1 bounce", "the bounce", "embree", "embree, every ray", "update")
+    times: dict[str, list[float]] = {k: [] for k in names}
+    cpu: dict[str, list[float]] = {k: [] for k in names}
     returns, actors, seen = [], [], []
     for k in range(args.samples + 2):
         sim.step()
@@ -112,9 +122,9 @@ def run_samples(args: argparse.Namespace) -> None:
         pose = lidar.pose(st)
         if pose is None:
             raise SystemExit("the lidar's vehicle left the map; try another --vehicles")
-        t_lidar, pc = timed(sample, scene, lidar, sim)
-        t_bounce, _ = timed(sample, scene, bounce, sim)
-        t_update, _ = timed(scene.update, st, sim.frame)
+        t_lidar, c_lidar, pc = timed_cpu(sample, scene, lidar, sim)
+        t_bounce, c_bounce, _ = timed_cpu(sample, scene, bounce, sim)
+        t_update, c_update, _ = timed_cpu(scene.update, st, sim.frame)
         # The same rays, straight to Embree.
         d = (lidar.directions @ pose.rotation.T).astype(np.float32)
         o = np.broadcast_to((pose.position - scene.origin).astype(np.float32), d.shape).copy()
@@ -123,15 +133,18 @@ def run_samples(args: argparse.Namespace) -> None:
         # (The meshes built here, not timed: a sample's time holds their builds.)
         own = lidar.mount.actor
         scene._some_actors(in_range), scene._moving_mesh(own)
-        t_embree, _ = timed(embree_only, scene, o, d, far.copy(), near, in_range, own)
-        t_every, _ = timed(embree_only, scene, o, d, far.copy(), None, None, own)
+        t_embree, c_embree, _ = timed_cpu(embree_only, scene, o, d, far.copy(), near, in_range, own)
+        t_every, c_every, _ = timed_cpu(embree_only, scene, o, d, far.copy(), None, None, own)
         if k < 2:  # warm-up
             continue
-        times["lidar"].append(t_lidar)
-        times["lidar, 1 bounce"].append(t_bounce)
-        times["embree"].append(t_embree)
-        times["embree, every ray"].append(t_every)
-        times["update"].append(t_update)
+        for name, t, c in (
+            ("lidar", t_lidar, c_lidar), ("lidar, 1 bounce", t_bounce, c_bounce),
+            ("the bounce", t_bounce - t_lidar, c_bounce - c_lidar),
+            ("embree", t_embree, c_embree), ("embree, every ray", t_every, c_every),
+            ("update", t_update, c_update),
+        ):  # fmt: skip
+            times[name].append(t)
+            cpu[name].append(c)
         returns.append(len(pc) / pc.rays)
         actors.append(np.sum(pc.actor_ids >= 0) / pc.rays)
         seen.append(len(np.unique(pc.actor_ids[pc.actor_ids >= 0])))
@@ -144,10 +157,10 @@ def run_samples(args: argparse.Namespace) -> None:
         f"{os.getloadavg()[0]:.2f}"
     )
     floor = statistics.median(times["embree"])
-    print(f"{'what':<18} {'median ms':>9} {'x embree':>9}")
+    print(f"{'what':<18} {'median ms':>9} {'x embree':>9} {'CPU ms':>7}")
     for name, values in times.items():
         med = statistics.median(values)
-        print(f"{name:<18} {med:9.2f} {med / floor:9.2f}")
+        print(f"{name:<18} {med:9.2f} {med / floor:9.2f} {statistics.median(cpu[name]):7.2f}")
     print(
         f"returns per ray {statistics.median(returns):.3f}, rays hitting an actor "
         f"{100 * statistics.median(actors):.1f}%, actors seen {statistics.median(seen):.0f}"
