@@ -365,13 +365,19 @@ def test_a_lidars_points_are_those_of_its_trace(tmp_path: Path, bounces: int) ->
         cos = np.abs(np.einsum("ij,ij->i", d, tr.normals[:, 0]))[ray]
         before = np.ones(len(ray))
     else:
-        points = pose.to_sensor(tr.locations[ray, seg])
-        prev = np.where(
-            (seg > 0)[:, None], pose.to_sensor(tr.locations[ray, np.maximum(seg - 1, 0)]), 0.0
-        )
+        # (Rotations and dot products summing their three products in the order x, y, z.)
+        def rotate(v: np.ndarray) -> np.ndarray:
+            r = pose.rotation
+            return (v[:, :1] * r[0] + v[:, 1:2] * r[1]) + v[:, 2:3] * r[2]
+
+        points = rotate(tr.locations[ray, seg] - pose.position)
+        before_it = rotate(tr.locations[ray, np.maximum(seg - 1, 0)] - pose.position)
+        prev = np.where((seg > 0)[:, None], before_it, 0.0)
         seg_dir = points - prev
         seg_dir /= np.linalg.norm(seg_dir, axis=1, keepdims=True).clip(1e-12)
-        cos = np.abs(np.einsum("ij,ij->i", seg_dir, tr.normals[ray, seg] @ pose.rotation))
+        normal = rotate(tr.normals[ray, seg])
+        dot = (seg_dir[:, 0] * normal[:, 0] + seg_dir[:, 1] * normal[:, 1]) + seg_dir[:, 2] * normal[:, 2]
+        cos = np.abs(dot)
         refl = np.where(tr.valid, REFLECTIVITY[tr.surface_ids], 1.0)
         before = np.cumprod(np.concatenate((np.ones((n, 1)), refl[:, :-1]), axis=1), axis=1)
         before = before[ray, seg]
