@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from roadsim._jit import njit
+from roadsim._jit import njit, njit_leaf
 from roadsim._types import BoolArray, Float32Array, Int32Array, IntArray
 
 __all__ = ["CELL_M", "MARGIN_M", "PIECE_CELLS", "ActorGrid"]
@@ -87,6 +87,17 @@ class ActorGrid:
         return np.flatnonzero(mask)
 
 
+@njit_leaf
+def _clip(ta: float, tb: float, p: float, r: float, lo: float, hi: float) -> tuple[float, float]:
+    """[ta, tb] cut to where ``p + t r`` lies within [lo, hi] (empty: ta > tb)."""
+    if r != 0.0:
+        t1, t2 = (lo - p) / r, (hi - p) / r
+        return max(ta, min(t1, t2)), min(tb, max(t1, t2))
+    if p < lo or p > hi:
+        return 1.0, -1.0
+    return ta, tb
+
+
 @njit
 def _mark_near(
     o: Float32Array,
@@ -104,20 +115,14 @@ def _mark_near(
     """Marks in ``mask`` the rays that may reach a marked cell between the heights
     ``z_lo`` and ``z_hi`` within ``max_t`` (`ActorGrid.rays_near`)."""
     nx, ny = table.shape[0] - 1, table.shape[1] - 1
-    lo = (x0, y0, z_lo)
-    hi = (x0 + nx * cell, y0 + ny * cell, z_hi)
+    x1, y1 = x0 + nx * cell, y0 + ny * cell
     for i in range(d.shape[0]):
         mask[i] = False
-        # The part [ta, tb] of the ray within the grid and between the heights (a slab
-        # test on each axis).
-        ta, tb = 0.0, float(max_t[i])
-        for k in range(3):
-            p, r = float(o[i, k]), float(d[i, k])
-            if r != 0.0:
-                t1, t2 = (lo[k] - p) / r, (hi[k] - p) / r
-                ta, tb = max(ta, min(t1, t2)), min(tb, max(t1, t2))
-            elif p < lo[k] or p > hi[k]:
-                tb = -1.0
+        # The part [ta, tb] of the ray between the heights and within the grid (the
+        # heights first: most rays that miss the boxes leave them soon).
+        ta, tb = _clip(0.0, float(max_t[i]), float(o[i, 2]), float(d[i, 2]), z_lo, z_hi)
+        ta, tb = _clip(ta, tb, float(o[i, 0]), float(d[i, 0]), x0, x1)
+        ta, tb = _clip(ta, tb, float(o[i, 1]), float(d[i, 1]), y0, y1)
         if not ta <= tb:  # (NaN too)
             continue
         px, py = float(o[i, 0]), float(o[i, 1])

@@ -170,10 +170,9 @@ def _trace_block(
             break
         left[rows] = remaining[go]
         # r = d - 2 (d . n) n, made unit; the next start off the surface. (The dot
-        # products by numpy, the rest compiled: the same values as numpy's throughout.)
-        d, normal, o = _rows(go, d), _rows(go, hits.normal), _rows(go, p)
-        _reflect(d, normal, np.einsum("ij,ij->i", d, normal))
-        _normalise_and_offset(d, np.sqrt(np.einsum("ij,ij->i", d, d)), o, normal)
+        # products by numpy, row by row, the rest compiled: numpy's values throughout.)
+        d, o = _reflect(go, d, hits.normal, np.einsum("ij,ij->i", d, hits.normal), p)
+        d /= np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
     return parts
 
 
@@ -186,31 +185,19 @@ def _ends(o: FloatArray, d: FloatArray, t: FloatArray, p: FloatArray) -> None:
 
 
 @njit
-def _rows(rows: IntArray, a: FloatArray) -> FloatArray:
-    """``a[rows]`` of an (N, 3) array."""
-    out = np.empty((rows.shape[0], 3))
+def _reflect(
+    rows: IntArray, d: FloatArray, normal: FloatArray, dot: FloatArray, p: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """For the ``rows`` that go on: ``d - 2 (d . n) n`` (not made unit) given each row's
+    ``dot`` = d . n, and the start ``p + BOUNCE_OFFSET_M n`` off the surface."""
+    out_d, out_o = np.empty((rows.shape[0], 3)), np.empty((rows.shape[0], 3))
     for i in range(rows.shape[0]):
+        r = rows[i]
+        twice = 2.0 * dot[r]
         for j in range(3):
-            out[i, j] = a[rows[i], j]
-    return out
-
-
-@njit
-def _reflect(d: FloatArray, normal: FloatArray, dot: FloatArray) -> None:
-    """d - 2 (d . n) n, in place, given each row's ``dot`` = d . n."""
-    for i in range(d.shape[0]):
-        twice = 2.0 * dot[i]
-        for j in range(3):
-            d[i, j] = d[i, j] - twice * normal[i, j]
-
-
-@njit
-def _normalise_and_offset(d: FloatArray, size: FloatArray, o: FloatArray, normal: FloatArray) -> None:
-    """d / size and o + `BOUNCE_OFFSET_M` n, in place."""
-    for i in range(d.shape[0]):
-        for j in range(3):
-            d[i, j] = d[i, j] / size[i]
-            o[i, j] = o[i, j] + BOUNCE_OFFSET_M * normal[i, j]
+            out_d[i, j] = d[r, j] - twice * normal[r, j]
+            out_o[i, j] = p[r, j] + BOUNCE_OFFSET_M * normal[r, j]
+    return out_d, out_o
 
 
 def trace(
