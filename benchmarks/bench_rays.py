@@ -15,14 +15,18 @@ at each of ``--samples`` ticks times, after the tick:
   ``output=1``: the floor that our layer adds to;
 - ``embree, every ray``: every ray against the static mesh and then against every
   moving actor's box: what a cast without the lidar's culling would cost;
+- ``embree, reflected``: the casts of that sample's bounce through embreex alone, on one
+  thread, float32 rays ready: its ~117,000 reflected rays against the static mesh, then
+  those that may reach an actor (`roadsim.sensors.actor_grid`) against the actors in
+  range, up to the static hit;
 - ``update``: the moving mesh's rebuild alone;
 - ``the bounce``: what the bounce adds, ``lidar, 1 bounce`` less ``lidar`` in each tick.
 
 It prints the median ms of each; the median CPU ms of all the process's threads in it
 (the work done: a machine busy with other jobs inflates it less than the wall time, and
 it exceeds the wall time where the pool's threads ran at once); and, to show the work was
-real, the vehicles, the triangles, the returns per ray and the share of rays that hit an
-actor.
+real, the vehicles, the triangles, the returns per ray, the share of rays that hit an
+actor, and the reflected rays with how many of them the actor grid passed.
 
 ``--threads`` instead times one cast of N rays on one thread and split over two, for N
 from 1,024 to 131,072, in alternation in the same process (so that both see the same
@@ -49,6 +53,7 @@ import numpy as np
 
 from roadsim.sensors.lidar import Lidar, PointCloud
 from roadsim.sensors.raycast import RayPool
+from roadsim.sensors.raytracer import BOUNCE_OFFSET_M, trace
 from roadsim.sensors.scene import Scene
 from roadsim.sim import Simulation
 from roadsim.world.state import VEHICLE
@@ -106,16 +111,52 @@ def embree_only(
     moving.intersect(o[rows], d[rows], t[rows])
 
 
+def reflected_rays(
+    scene: Scene, sensor: Lidar, sim: Simulation
+) -> tuple[Any, Any, Any]:
+    """The origins, directions and lengths (float32, the scene's frame) of the sample's
+    reflected rays: those whose first segment hit within the range, reflected there."""
+    pose = sensor.pose(sim.state)
+    assert pose is not None
+    n = sensor.rays
+    d = sensor.directions @ pose.rotation.T
+    near, in_range = sensor._near_actors(sim.state, pose)
+    tr = trace(
+        scene, np.broadcast_to(pose.position, (n, 3)), d, np.full(n, sensor.range), 0,
+        ignore_actor=sensor.mount.actor, near_actors=near, actors=in_range,
+    )  # fmt: skip
+    go = np.flatnonzero(tr.valid[:, 0] & (tr.distances[:, 0] < sensor.range))
+    normal, d = tr.normals[go, 0], d[go]
+    r = d - 2.0 * np.einsum("ij,ij->i", d, normal)[:, None] * normal
+    r /= np.linalg.norm(r, axis=1, keepdims=True)
+    o = tr.locations[go, 0] + BOUNCE_OFFSET_M * normal - scene.origin
+    far = sensor.range - tr.distances[go, 0]
+    return o.astype(np.float32), r.astype(np.float32), far.astype(np.float32)
+
+
+def embree_reflected(scene: Scene, o: Any, d: Any, far: Any, in_range: Any) -> int:
+    """The bounce's casts through embreex alone: the reflected rays against the static
+    mesh, then those the actor grid passes against the actors in range (how many)."""
+    t = scene._static.intersect(o, d, far).t
+    moving, _, grid = scene._some_actors(in_range)
+    rows = grid.rays_near(o, d, t)
+    moving.intersect(o[rows], d[rows], t[rows])
+    return len(rows)
+
+
 def run_samples(args: argparse.Namespace) -> None:
     sim = Simulation(scenario(args.vehicles))
     lidar, bounce = sim.sensor("lidar"), sim.sensor("bounce")
     assert isinstance(lidar, Lidar) and isinstance(bounce, Lidar)
     scene = sim.scene
     scene.pool = RayPool(args.pool)
-    names = ("lidar", "lidar, 1 bounce", "the bounce", "embree", "embree, every ray", "update")
+    names = (
+        "lidar", "lidar, 1 bounce", "the bounce", "embree", "embree, every ray",
+        "embree, reflected", "update",
+    )  # fmt: skip
     times: dict[str, list[float]] = {k: [] for k in names}
     cpu: dict[str, list[float]] = {k: [] for k in names}
-    returns, actors, seen = [], [], []
+    returns, actors, seen, reflected, to_actors = [], [], [], [], []
     for k in range(args.samples + 2):
         sim.step()
         st = sim.state
@@ -135,12 +176,15 @@ def run_samples(args: argparse.Namespace) -> None:
         scene._some_actors(in_range), scene._moving_mesh(own)
         t_embree, c_embree, _ = timed_cpu(embree_only, scene, o, d, far.copy(), near, in_range, own)
         t_every, c_every, _ = timed_cpu(embree_only, scene, o, d, far.copy(), None, None, own)
+        ro, rd, rfar = reflected_rays(scene, bounce, sim)
+        t_refl, c_refl, passed = timed_cpu(embree_reflected, scene, ro, rd, rfar, in_range)
         if k < 2:  # warm-up
             continue
         for name, t, c in (
             ("lidar", t_lidar, c_lidar), ("lidar, 1 bounce", t_bounce, c_bounce),
             ("the bounce", t_bounce - t_lidar, c_bounce - c_lidar),
             ("embree", t_embree, c_embree), ("embree, every ray", t_every, c_every),
+            ("embree, reflected", t_refl, c_refl),
             ("update", t_update, c_update),
         ):  # fmt: skip
             times[name].append(t)
@@ -148,6 +192,8 @@ def run_samples(args: argparse.Namespace) -> None:
         returns.append(len(pc) / pc.rays)
         actors.append(np.sum(pc.actor_ids >= 0) / pc.rays)
         seen.append(len(np.unique(pc.actor_ids[pc.actor_ids >= 0])))
+        reflected.append(len(rd))
+        to_actors.append(passed)
     st = sim.state
     vehicles = int(np.sum(st.active & (st.kind == VEHICLE)))
     print(
@@ -163,7 +209,10 @@ def run_samples(args: argparse.Namespace) -> None:
         print(f"{name:<18} {med:9.2f} {med / floor:9.2f} {statistics.median(cpu[name]):7.2f}")
     print(
         f"returns per ray {statistics.median(returns):.3f}, rays hitting an actor "
-        f"{100 * statistics.median(actors):.1f}%, actors seen {statistics.median(seen):.0f}"
+        f"{100 * statistics.median(actors):.1f}%, actors seen {statistics.median(seen):.0f}",
+        f"reflected rays {statistics.median(reflected):,.0f}, of which cast against the actors "
+        f"{statistics.median(to_actors):,.0f}",
+        sep="\n",
     )
 
 
