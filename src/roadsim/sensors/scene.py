@@ -45,6 +45,7 @@ from roadsim.road.surface_classes import (
 )
 from roadsim.scenario.actors import map_obstacles
 from roadsim.sensors.actor_grid import ActorGrid
+from roadsim.sensors.heap import keep_freed_memory
 from roadsim.sensors.raycast import BACKENDS, Hits, RayPool, TracedMesh
 from roadsim.sensors.shapes import BOX_TRIANGLES, boxes, cylinder_outline, prism, sweep
 from roadsim.world.state import STATIC_OBJECT, WorldState
@@ -483,6 +484,8 @@ class Scene:
                 f"{'|'.join(BACKENDS)}"
             )
         self._backend = BACKENDS[backend]()
+        # Casts make tens of MB of temporaries a sample: keep their pages between samples.
+        keep_freed_memory()
         self.static = static
         self._model_names = tuple(model_names)
         self._model_classes = actor_classes(np.arange(len(model_names)), model_names)
