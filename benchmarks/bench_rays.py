@@ -17,8 +17,7 @@ at each of ``--samples`` ticks times, after the tick:
   moving actor's box: what a cast without the lidar's culling would cost;
 - ``embree, reflected``: the casts of that sample's bounce through embreex alone, on one
   thread, float32 rays ready: its ~117,000 reflected rays against the static mesh, then
-  those that may reach an actor (`roadsim.sensors.actor_grid`) against the actors in
-  range, up to the static hit;
+  against the actors in range, up to the static hit;
 - ``update``: the moving mesh's rebuild alone;
 - ``the bounce``: what the bounce adds, ``lidar, 1 bounce`` less ``lidar`` in each tick.
 
@@ -26,7 +25,7 @@ It prints the median ms of each; the median CPU ms of all the process's threads 
 (the work done: a machine busy with other jobs inflates it less than the wall time, and
 it exceeds the wall time where the pool's threads ran at once); and, to show the work was
 real, the vehicles, the triangles, the returns per ray, the share of rays that hit an
-actor, and the reflected rays with how many of them the actor grid passed.
+actor, and the reflected rays.
 
 ``--threads`` instead times one cast of N rays on one thread and split over two, for N
 from 1,024 to 131,072, in alternation in the same process (so that both see the same
@@ -134,14 +133,11 @@ def reflected_rays(
     return o.astype(np.float32), r.astype(np.float32), far.astype(np.float32)
 
 
-def embree_reflected(scene: Scene, o: Any, d: Any, far: Any, in_range: Any) -> int:
+def embree_reflected(scene: Scene, o: Any, d: Any, far: Any, in_range: Any) -> None:
     """The bounce's casts through embreex alone: the reflected rays against the static
-    mesh, then those the actor grid passes against the actors in range (how many)."""
+    mesh, then against the actors in range, up to the static hit."""
     t = scene._static.intersect(o, d, far).t
-    moving, _, grid = scene._some_actors(in_range)
-    rows = grid.rays_near(o, d, t)
-    moving.intersect(o[rows], d[rows], t[rows])
-    return len(rows)
+    scene._some_actors(in_range)[0].intersect(o, d, t)
 
 
 def run_samples(args: argparse.Namespace) -> None:
@@ -156,7 +152,7 @@ def run_samples(args: argparse.Namespace) -> None:
     )  # fmt: skip
     times: dict[str, list[float]] = {k: [] for k in names}
     cpu: dict[str, list[float]] = {k: [] for k in names}
-    returns, actors, seen, reflected, to_actors = [], [], [], [], []
+    returns, actors, seen, reflected = [], [], [], []
     for k in range(args.samples + 2):
         sim.step()
         st = sim.state
@@ -177,7 +173,7 @@ def run_samples(args: argparse.Namespace) -> None:
         t_embree, c_embree, _ = timed_cpu(embree_only, scene, o, d, far.copy(), near, in_range, own)
         t_every, c_every, _ = timed_cpu(embree_only, scene, o, d, far.copy(), None, None, own)
         ro, rd, rfar = reflected_rays(scene, bounce, sim)
-        t_refl, c_refl, passed = timed_cpu(embree_reflected, scene, ro, rd, rfar, in_range)
+        t_refl, c_refl, _ = timed_cpu(embree_reflected, scene, ro, rd, rfar, in_range)
         if k < 2:  # warm-up
             continue
         for name, t, c in (
@@ -193,7 +189,6 @@ def run_samples(args: argparse.Namespace) -> None:
         actors.append(np.sum(pc.actor_ids >= 0) / pc.rays)
         seen.append(len(np.unique(pc.actor_ids[pc.actor_ids >= 0])))
         reflected.append(len(rd))
-        to_actors.append(passed)
     st = sim.state
     vehicles = int(np.sum(st.active & (st.kind == VEHICLE)))
     print(
@@ -210,8 +205,7 @@ def run_samples(args: argparse.Namespace) -> None:
     print(
         f"returns per ray {statistics.median(returns):.3f}, rays hitting an actor "
         f"{100 * statistics.median(actors):.1f}%, actors seen {statistics.median(seen):.0f}",
-        f"reflected rays {statistics.median(reflected):,.0f}, of which cast against the actors "
-        f"{statistics.median(to_actors):,.0f}",
+        f"reflected rays {statistics.median(reflected):,.0f}",
         sep="\n",
     )
 

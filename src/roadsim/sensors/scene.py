@@ -44,7 +44,6 @@ from roadsim.road.surface_classes import (
     object_class,
 )
 from roadsim.scenario.actors import map_obstacles
-from roadsim.sensors.actor_grid import ActorGrid
 from roadsim.sensors.heap import keep_freed_memory
 from roadsim.sensors.raycast import BACKENDS, Hits, RayPool, TracedMesh
 from roadsim.sensors.shapes import BOX_TRIANGLES, boxes, cylinder_outline, prism, sweep
@@ -497,10 +496,9 @@ class Scene:
         self.moving = SceneMesh.empty()
         # The moving mesh (-1) and the moving mesh without one actor (the one a sensor
         # rides on), by actor id, built on first use (`_moving_mesh`); and meshes of a
-        # few actors, with the row in `moving` of each of their triangles and the grid of
-        # where they stand (`_some_actors`).
+        # few actors, with the row in `moving` of each of their triangles (`_some_actors`).
         self._moving: dict[int, TracedMesh] = {}
-        self._some: dict[bytes, tuple[TracedMesh, IntArray, ActorGrid]] = {}
+        self._some: dict[bytes, tuple[TracedMesh, IntArray]] = {}
         self._static_actors = frozenset(np.unique(static.actor[static.actor >= 0]).tolist())
         self._tables()
         self.pool = pool if pool is not None else RayPool()
@@ -580,9 +578,7 @@ class Scene:
                 every ray.
             actors: The moving actors (ids) the rays may hit, where the caller knows:
                 the others are left out of the moving mesh, which is so built faster
-                (at its first cast after `update`), and the rays of which none may reach
-                one (`roadsim.sensors.actor_grid`) are not cast against them; None: every
-                one, against every ray.
+                (at its first cast after `update`); None: every one.
             split: Split a large batch over `pool`'s threads; False: cast it on the
                 calling thread (a caller that splits its own work over the pool).
 
@@ -604,9 +600,9 @@ class Scene:
         )  # fmt: skip
         static, first_moving = self._static, len(self.static.surface)
         if actors is None:
-            moving, moving_rows, grid = self._moving_mesh(ignore_actor), None, None
+            moving, moving_rows = self._moving_mesh(ignore_actor), None
         else:
-            moving, moving_rows, grid = self._some_actors(actors[actors != ignore_actor])
+            moving, moving_rows = self._some_actors(actors[actors != ignore_actor])
         tables = (self._surface, self._actor, self._lane, self._look)
 
         def work(a: int, b: int) -> None:
@@ -619,16 +615,12 @@ class Scene:
             d32 = d[a:b].astype(np.float32)
             hs = static.intersect(local, d32, m32[a:b].copy())
             tri, t, ng = hs.triangle, hs.t, hs.normal
-            # Against the moving actors, the rays that may reach one (within the static hit).
-            rows: IntArray | None = None
-            if near_actors is not None:
-                lo, hi = np.searchsorted(near_actors, (a, b))
-                rows = near_actors[lo:hi] - a
-            elif grid is not None:
-                rows = grid.rays_near(local, d32, t)
-            if rows is None:
+            if near_actors is None:
+                rows = None
                 hm = moving.intersect(local, d32, t.copy())
             else:
+                lo, hi = np.searchsorted(near_actors, (a, b))
+                rows = near_actors[lo:hi] - a
                 hm = moving.intersect(local[rows], d32[rows], t[rows])
             # The static hits, the nearer moving ones written over them (moving triangles
             # follow the static ones in the attribute tables).
@@ -670,19 +662,17 @@ class Scene:
             self._moving[actor] = mesh
         return mesh
 
-    def _some_actors(self, actors: IntArray) -> tuple[TracedMesh, IntArray, ActorGrid]:
-        """A mesh of the moving boxes of ``actors`` alone, the row in `moving` of each of
-        its triangles, and the grid of where they stand. Built on first use after each
-        `update`."""
+    def _some_actors(self, actors: IntArray) -> tuple[TracedMesh, IntArray]:
+        """A mesh of the moving boxes of ``actors`` alone, and the row in `moving` of each
+        of its triangles. Built on first use after each `update`."""
         key = np.unique(actors).tobytes()
         some = self._some.get(key)
         if some is None:
             rows = np.flatnonzero(np.isin(self.moving.actor, actors))
             used, corners = np.unique(self.moving.triangles[rows], return_inverse=True)
             local = (self.moving.vertices[used] - self.origin).astype(np.float32)
-            triangles = corners.reshape(-1, 3).astype(np.int32)
-            mesh = self._backend.build(local, triangles)
-            some = self._some[key] = (mesh, rows, ActorGrid.of(local, triangles))
+            mesh = self._backend.build(local, corners.reshape(-1, 3).astype(np.int32))
+            some = self._some[key] = (mesh, rows)
         return some
 
     def _skip_actor(
