@@ -5,8 +5,8 @@ reflected rays, points) and frees them. glibc's malloc serves blocks above its m
 threshold with fresh mappings and gives the free top of its heap back to the system
 beyond its trim threshold, so the next sample touches new pages: some 9,000 page faults
 a sample on the benchmark (`benchmarks/bench_rays.py`), each one a trap into the kernel
-that zeroes a page; on the shared 2-core virtual machine they cost about a third of the
-bounce's CPU time (``docs/performance.md``).
+that zeroes a page; on the shared 2-core virtual machine they cost some 15 ms of a
+bounce sample's 80 ms of CPU time (``docs/performance.md``).
 
 `keep_freed_memory` raises both thresholds (``mallopt``), once per process, so that the
 freed blocks stay mapped and are handed out again: the process keeps up to
