@@ -438,3 +438,43 @@ def test_a_lidar_traced_in_blocks_over_threads_gives_the_same_points(tmp_path: P
                 assert same(getattr(pc, name), getattr(clouds[0], name)), name
         for name in tr.__dataclass_fields__:
             assert same(getattr(tr, name), getattr(traces[0], name)), name
+
+
+@pytest.mark.parametrize("culled", [True, False])
+def test_blocks_cast_at_once_build_each_moving_mesh_once(
+    tmp_path: Path, culled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pool's threads cast their blocks at once, each asking the scene for the moving
+    # mesh (of the actors in range, or of all but the lidar's own); a slow build, during
+    # which the other thread asks too, must still be the only one.
+    import time
+
+    from roadsim.sensors.lidar import Lidar
+    from roadsim.sensors.raycast import RayPool
+
+    sensors = (
+        "sensors:\n"
+        "  - {type: lidar, name: roof, channels: 32, horizontal_resolution_deg: 0.5,\n"
+        "     range: 150, bounces: 1, active: false}\n"
+    )
+    sim = Simulation(crest_scenario(tmp_path, sensors))
+    lidar = sim.sensor("roof")
+    assert isinstance(lidar, Lidar)
+    scene = sim.scene
+    scene.pool = RayPool(2, min_rays_per_thread=1000)
+    if not culled:
+        monkeypatch.setattr(Lidar, "_near_actors", lambda self, state, pose: (None, None))
+    backend = type(scene._backend)
+    builds = []
+    build = backend.build
+
+    def slow_build(self: object, vertices: np.ndarray, triangles: np.ndarray) -> object:
+        builds.append(len(triangles))
+        time.sleep(0.05)  # (the other thread runs meanwhile)
+        return build(self, vertices, triangles)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(backend, "build", slow_build)
+    scene.update(sim.state, sim.frame)
+    assert lidar.sample(scene, sim.state, sim.frame, sim.time) is not None
+    scene.pool.close()
+    assert len(builds) == 1

@@ -24,6 +24,7 @@ are not modelled (as in `roadsim.road.mesh`); curbs are flat.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -499,6 +500,8 @@ class Scene:
         # few actors, with the row in `moving` of each of their triangles (`_some_actors`).
         self._moving: dict[int, TracedMesh] = {}
         self._some: dict[bytes, tuple[TracedMesh, IntArray]] = {}
+        # (The pool's threads cast blocks of a sensor's rays at once: one builds a mesh.)
+        self._building = threading.Lock()
         self._static_actors = frozenset(np.unique(static.actor[static.actor >= 0]).tolist())
         self._tables()
         self.pool = pool if pool is not None else RayPool()
@@ -648,32 +651,34 @@ class Scene:
         """The moving mesh, without ``actor``'s box if it has one (-1: whole): its
         triangles collapse to a point, which no ray hits, and keep their places in the
         attribute tables. Built on first use after each `update`."""
-        mesh = self._moving.get(actor)
-        if mesh is None:
-            rows = np.flatnonzero(self.moving.actor == actor) if actor >= 0 else np.zeros(0, np.int64)
-            if rows.size:
-                vertices = self.moving.vertices.copy()
-                corners = np.unique(self.moving.triangles[rows])
-                vertices[corners] = vertices[corners[0]]
-                mesh = self._build(replace(self.moving, vertices=vertices))
-            else:
-                mesh = self._moving.get(-1) or self._build(self.moving)
-                self._moving[-1] = mesh
-            self._moving[actor] = mesh
-        return mesh
+        with self._building:
+            mesh = self._moving.get(actor)
+            if mesh is None:
+                rows = np.flatnonzero(self.moving.actor == actor) if actor >= 0 else np.zeros(0, np.int64)
+                if rows.size:
+                    vertices = self.moving.vertices.copy()
+                    corners = np.unique(self.moving.triangles[rows])
+                    vertices[corners] = vertices[corners[0]]
+                    mesh = self._build(replace(self.moving, vertices=vertices))
+                else:
+                    mesh = self._moving.get(-1) or self._build(self.moving)
+                    self._moving[-1] = mesh
+                self._moving[actor] = mesh
+            return mesh
 
     def _some_actors(self, actors: IntArray) -> tuple[TracedMesh, IntArray]:
         """A mesh of the moving boxes of ``actors`` alone, and the row in `moving` of each
         of its triangles. Built on first use after each `update`."""
         key = np.unique(actors).tobytes()
-        some = self._some.get(key)
-        if some is None:
-            rows = np.flatnonzero(np.isin(self.moving.actor, actors))
-            used, corners = np.unique(self.moving.triangles[rows], return_inverse=True)
-            local = (self.moving.vertices[used] - self.origin).astype(np.float32)
-            mesh = self._backend.build(local, corners.reshape(-1, 3).astype(np.int32))
-            some = self._some[key] = (mesh, rows)
-        return some
+        with self._building:
+            some = self._some.get(key)
+            if some is None:
+                rows = np.flatnonzero(np.isin(self.moving.actor, actors))
+                used, corners = np.unique(self.moving.triangles[rows], return_inverse=True)
+                local = (self.moving.vertices[used] - self.origin).astype(np.float32)
+                mesh = self._backend.build(local, corners.reshape(-1, 3).astype(np.int32))
+                some = self._some[key] = (mesh, rows)
+            return some
 
     def _skip_actor(
         self, o: FloatArray, d: FloatArray, m: FloatArray, hits: Hits, actor: int, split: bool
