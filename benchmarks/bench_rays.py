@@ -15,10 +15,17 @@ at each of ``--samples`` ticks times, after the tick:
   ``output=1``: the floor that our layer adds to;
 - ``embree, every ray``: every ray against the static mesh and then against every
   moving actor's box: what a cast without the lidar's culling would cost;
-- ``update``: the moving mesh's rebuild alone.
+- ``embree, reflected``: the casts of that sample's bounce through embreex alone, on one
+  thread, float32 rays ready: its ~117,000 reflected rays against the static mesh, then
+  against the actors in range, up to the static hit;
+- ``update``: the moving mesh's rebuild alone;
+- ``the bounce``: what the bounce adds, ``lidar, 1 bounce`` less ``lidar`` in each tick.
 
-It prints the median ms of each, and, to show the work was real, the vehicles, the
-triangles, the returns per ray and the share of rays that hit an actor.
+It prints the median ms of each; the median CPU ms of all the process's threads in it
+(the work done: a machine busy with other jobs inflates it less than the wall time, and
+it exceeds the wall time where the pool's threads ran at once); and, to show the work was
+real, the vehicles, the triangles, the returns per ray, the share of rays that hit an
+actor, and the reflected rays.
 
 ``--threads`` instead times one cast of N rays on one thread and split over two, for N
 from 1,024 to 131,072, in alternation in the same process (so that both see the same
@@ -45,6 +52,7 @@ import numpy as np
 
 from roadsim.sensors.lidar import Lidar, PointCloud
 from roadsim.sensors.raycast import RayPool
+from roadsim.sensors.raytracer import BOUNCE_OFFSET_M, trace
 from roadsim.sensors.scene import Scene
 from roadsim.sim import Simulation
 from roadsim.world.state import VEHICLE
@@ -70,9 +78,15 @@ def scenario(vehicles: int) -> Path:
 
 def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
     """(ms, result) of one call."""
-    start = time.perf_counter()
+    ms, _, out = timed_cpu(fn, *args, **kwargs)
+    return ms, out
+
+
+def timed_cpu(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, float, T]:
+    """(ms, CPU ms of every thread of the process, result) of one call."""
+    start, cpu = time.perf_counter(), time.process_time()
     out = fn(*args, **kwargs)
-    return (time.perf_counter() - start) * 1e3, out
+    return (time.perf_counter() - start) * 1e3, (time.process_time() - cpu) * 1e3, out
 
 
 def sample(scene: Scene, sensor: Lidar, sim: Simulation) -> PointCloud:
@@ -96,25 +110,58 @@ def embree_only(
     moving.intersect(o[rows], d[rows], t[rows])
 
 
+def reflected_rays(
+    scene: Scene, sensor: Lidar, sim: Simulation
+) -> tuple[Any, Any, Any]:
+    """The origins, directions and lengths (float32, the scene's frame) of the sample's
+    reflected rays: those whose first segment hit within the range, reflected there."""
+    pose = sensor.pose(sim.state)
+    assert pose is not None
+    n = sensor.rays
+    d = sensor.directions @ pose.rotation.T
+    near, in_range = sensor._near_actors(sim.state, pose)
+    tr = trace(
+        scene, np.broadcast_to(pose.position, (n, 3)), d, np.full(n, sensor.range), 0,
+        ignore_actor=sensor.mount.actor, near_actors=near, actors=in_range,
+    )  # fmt: skip
+    go = np.flatnonzero(tr.valid[:, 0] & (tr.distances[:, 0] < sensor.range))
+    normal, d = tr.normals[go, 0], d[go]
+    r = d - 2.0 * np.einsum("ij,ij->i", d, normal)[:, None] * normal
+    r /= np.linalg.norm(r, axis=1, keepdims=True)
+    o = tr.locations[go, 0] + BOUNCE_OFFSET_M * normal - scene.origin
+    far = sensor.range - tr.distances[go, 0]
+    return o.astype(np.float32), r.astype(np.float32), far.astype(np.float32)
+
+
+def embree_reflected(scene: Scene, o: Any, d: Any, far: Any, in_range: Any) -> None:
+    """The bounce's casts through embreex alone: the reflected rays against the static
+    mesh, then against the actors in range, up to the static hit."""
+    t = scene._static.intersect(o, d, far).t
+    scene._some_actors(in_range)[0].intersect(o, d, t)
+
+
 def run_samples(args: argparse.Namespace) -> None:
     sim = Simulation(scenario(args.vehicles))
     lidar, bounce = sim.sensor("lidar"), sim.sensor("bounce")
     assert isinstance(lidar, Lidar) and isinstance(bounce, Lidar)
     scene = sim.scene
     scene.pool = RayPool(args.pool)
-    times: dict[str, list[float]] = {
-        k: [] for k in ("lidar", "lidar, 1 bounce", "embree", "embree, every ray", "update")
-    }
-    returns, actors, seen = [], [], []
+    names = (
+        "lidar", "lidar, 1 bounce", "the bounce", "embree", "embree, every ray",
+        "embree, reflected", "update",
+    )  # fmt: skip
+    times: dict[str, list[float]] = {k: [] for k in names}
+    cpu: dict[str, list[float]] = {k: [] for k in names}
+    returns, actors, seen, reflected = [], [], [], []
     for k in range(args.samples + 2):
         sim.step()
         st = sim.state
         pose = lidar.pose(st)
         if pose is None:
             raise SystemExit("the lidar's vehicle left the map; try another --vehicles")
-        t_lidar, pc = timed(sample, scene, lidar, sim)
-        t_bounce, _ = timed(sample, scene, bounce, sim)
-        t_update, _ = timed(scene.update, st, sim.frame)
+        t_lidar, c_lidar, pc = timed_cpu(sample, scene, lidar, sim)
+        t_bounce, c_bounce, _ = timed_cpu(sample, scene, bounce, sim)
+        t_update, c_update, _ = timed_cpu(scene.update, st, sim.frame)
         # The same rays, straight to Embree.
         d = (lidar.directions @ pose.rotation.T).astype(np.float32)
         o = np.broadcast_to((pose.position - scene.origin).astype(np.float32), d.shape).copy()
@@ -123,18 +170,25 @@ def run_samples(args: argparse.Namespace) -> None:
         # (The meshes built here, not timed: a sample's time holds their builds.)
         own = lidar.mount.actor
         scene._some_actors(in_range), scene._moving_mesh(own)
-        t_embree, _ = timed(embree_only, scene, o, d, far.copy(), near, in_range, own)
-        t_every, _ = timed(embree_only, scene, o, d, far.copy(), None, None, own)
+        t_embree, c_embree, _ = timed_cpu(embree_only, scene, o, d, far.copy(), near, in_range, own)
+        t_every, c_every, _ = timed_cpu(embree_only, scene, o, d, far.copy(), None, None, own)
+        ro, rd, rfar = reflected_rays(scene, bounce, sim)
+        t_refl, c_refl, _ = timed_cpu(embree_reflected, scene, ro, rd, rfar, in_range)
         if k < 2:  # warm-up
             continue
-        times["lidar"].append(t_lidar)
-        times["lidar, 1 bounce"].append(t_bounce)
-        times["embree"].append(t_embree)
-        times["embree, every ray"].append(t_every)
-        times["update"].append(t_update)
+        for name, t, c in (
+            ("lidar", t_lidar, c_lidar), ("lidar, 1 bounce", t_bounce, c_bounce),
+            ("the bounce", t_bounce - t_lidar, c_bounce - c_lidar),
+            ("embree", t_embree, c_embree), ("embree, every ray", t_every, c_every),
+            ("embree, reflected", t_refl, c_refl),
+            ("update", t_update, c_update),
+        ):  # fmt: skip
+            times[name].append(t)
+            cpu[name].append(c)
         returns.append(len(pc) / pc.rays)
         actors.append(np.sum(pc.actor_ids >= 0) / pc.rays)
         seen.append(len(np.unique(pc.actor_ids[pc.actor_ids >= 0])))
+        reflected.append(len(rd))
     st = sim.state
     vehicles = int(np.sum(st.active & (st.kind == VEHICLE)))
     print(
@@ -144,13 +198,15 @@ def run_samples(args: argparse.Namespace) -> None:
         f"{os.getloadavg()[0]:.2f}"
     )
     floor = statistics.median(times["embree"])
-    print(f"{'what':<18} {'median ms':>9} {'x embree':>9}")
+    print(f"{'what':<18} {'median ms':>9} {'x embree':>9} {'CPU ms':>7}")
     for name, values in times.items():
         med = statistics.median(values)
-        print(f"{name:<18} {med:9.2f} {med / floor:9.2f}")
+        print(f"{name:<18} {med:9.2f} {med / floor:9.2f} {statistics.median(cpu[name]):7.2f}")
     print(
         f"returns per ray {statistics.median(returns):.3f}, rays hitting an actor "
-        f"{100 * statistics.median(actors):.1f}%, actors seen {statistics.median(seen):.0f}"
+        f"{100 * statistics.median(actors):.1f}%, actors seen {statistics.median(seen):.0f}",
+        f"reflected rays {statistics.median(reflected):,.0f}",
+        sep="\n",
     )
 
 

@@ -365,13 +365,19 @@ def test_a_lidars_points_are_those_of_its_trace(tmp_path: Path, bounces: int) ->
         cos = np.abs(np.einsum("ij,ij->i", d, tr.normals[:, 0]))[ray]
         before = np.ones(len(ray))
     else:
-        points = pose.to_sensor(tr.locations[ray, seg])
-        prev = np.where(
-            (seg > 0)[:, None], pose.to_sensor(tr.locations[ray, np.maximum(seg - 1, 0)]), 0.0
-        )
+        # (Rotations and dot products summing their three products in the order x, y, z.)
+        def rotate(v: np.ndarray) -> np.ndarray:
+            r = pose.rotation
+            return (v[:, :1] * r[0] + v[:, 1:2] * r[1]) + v[:, 2:3] * r[2]
+
+        points = rotate(tr.locations[ray, seg] - pose.position)
+        before_it = rotate(tr.locations[ray, np.maximum(seg - 1, 0)] - pose.position)
+        prev = np.where((seg > 0)[:, None], before_it, 0.0)
         seg_dir = points - prev
         seg_dir /= np.linalg.norm(seg_dir, axis=1, keepdims=True).clip(1e-12)
-        cos = np.abs(np.einsum("ij,ij->i", seg_dir, tr.normals[ray, seg] @ pose.rotation))
+        normal = rotate(tr.normals[ray, seg])
+        dot = (seg_dir[:, 0] * normal[:, 0] + seg_dir[:, 1] * normal[:, 1]) + seg_dir[:, 2] * normal[:, 2]
+        cos = np.abs(dot)
         refl = np.where(tr.valid, REFLECTIVITY[tr.surface_ids], 1.0)
         before = np.cumprod(np.concatenate((np.ones((n, 1)), refl[:, :-1]), axis=1), axis=1)
         before = before[ray, seg]
@@ -386,3 +392,89 @@ def test_a_lidars_points_are_those_of_its_trace(tmp_path: Path, bounces: int) ->
     assert np.array_equal(pc.lane_uids, tr.lane_uids[ray, seg])
     assert np.array_equal(pc.bounce, seg.astype(np.uint8))
     assert np.array_equal(pc.channel, lidar.channel[ray])
+
+
+def test_a_lidar_traced_in_blocks_over_threads_gives_the_same_points(tmp_path: Path) -> None:
+    # The pool traces blocks of rays, each through its reflections on its own thread
+    # (trace_segments); the points, noise and dropout included, and a ray tracer's
+    # segments must not depend on how many blocks there were.
+    from roadsim.sensors.lidar import Lidar
+    from roadsim.sensors.raycast import RayPool
+    from roadsim.sensors.raytracer import trace
+
+    sensors = (
+        "sensors:\n"
+        "  - {type: lidar, name: roof, channels: 32, horizontal_resolution_deg: 0.5,\n"
+        "     range: 150, bounces: 2, range_noise_std: 0.02, dropout: 0.1}\n"
+    )
+    sim = Simulation(crest_scenario(tmp_path, sensors))
+    sim.run(1.0)
+    lidar = sim.sensor("roof")
+    assert isinstance(lidar, Lidar)
+    pose = lidar.pose(sim.state)
+    assert pose is not None
+    n = lidar.rays
+    d = lidar.directions @ pose.rotation.T
+    clouds, traces = [], []
+    pools = (RayPool(1), RayPool(3, min_rays_per_thread=1000), RayPool(2, min_rays_per_thread=7))
+    for pool in pools:
+        sim.scene.pool = pool
+        assert pool.chunks(n) == pool.threads
+        clouds.append(lidar.sample(sim.scene, sim.state, sim.frame, sim.time))
+        origins = np.broadcast_to(pose.position, (n, 3))
+        traces.append(
+            trace(sim.scene, origins, d, np.full(n, 150.0), 2, ignore_actor=lidar.mount.actor)
+        )
+        pool.close()
+    assert clouds[0] is not None and np.any(clouds[0].bounce == 2)
+
+    def same(a: object, b: object) -> bool:
+        x, y = np.asarray(a), np.asarray(b)
+        return np.array_equal(x, y, equal_nan=x.dtype.kind == "f")
+
+    for pc, tr in zip(clouds[1:], traces[1:], strict=True):
+        for name in PointCloud.__dataclass_fields__:
+            if name != "pose":
+                assert same(getattr(pc, name), getattr(clouds[0], name)), name
+        for name in tr.__dataclass_fields__:
+            assert same(getattr(tr, name), getattr(traces[0], name)), name
+
+
+@pytest.mark.parametrize("culled", [True, False])
+def test_blocks_cast_at_once_build_each_moving_mesh_once(
+    tmp_path: Path, culled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pool's threads cast their blocks at once, each asking the scene for the moving
+    # mesh (of the actors in range, or of all but the lidar's own); a slow build, during
+    # which the other thread asks too, must still be the only one.
+    import time
+
+    from roadsim.sensors.lidar import Lidar
+    from roadsim.sensors.raycast import RayPool
+
+    sensors = (
+        "sensors:\n"
+        "  - {type: lidar, name: roof, channels: 32, horizontal_resolution_deg: 0.5,\n"
+        "     range: 150, bounces: 1, active: false}\n"
+    )
+    sim = Simulation(crest_scenario(tmp_path, sensors))
+    lidar = sim.sensor("roof")
+    assert isinstance(lidar, Lidar)
+    scene = sim.scene
+    scene.pool = RayPool(2, min_rays_per_thread=1000)
+    if not culled:
+        monkeypatch.setattr(Lidar, "_near_actors", lambda self, state, pose: (None, None))
+    backend = type(scene._backend)
+    builds = []
+    build = backend.build
+
+    def slow_build(self: object, vertices: np.ndarray, triangles: np.ndarray) -> object:
+        builds.append(len(triangles))
+        time.sleep(0.05)  # (the other thread runs meanwhile)
+        return build(self, vertices, triangles)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(backend, "build", slow_build)
+    scene.update(sim.state, sim.frame)
+    assert lidar.sample(scene, sim.state, sim.frame, sim.time) is not None
+    scene.pool.close()
+    assert len(builds) == 1

@@ -274,28 +274,15 @@ class Lidar(RaySensor):
                 ignore_actor=self.mount.actor, near_actors=near, actors=actors,
             )  # fmt: skip
             ray, seg, location, normal, distance, surface, actor, lane = _by_ray(parts, n)
-            # Each point's last segment (sensor frame), for the intensity and the noise:
-            # from the point before it on its ray (the one before it in the list).
-            points = pose.to_sensor(location)
-            seg_dir = _segment_directions(points, seg)
-            cos = np.abs(np.einsum("ij,ij->i", seg_dir, normal @ pose.rotation))
-            # Each reflection before the point dims it by that surface's reflectance;
-            # the path adds up the segments' lengths (as a cumulative sum along the ray
-            # would: in order, one bounce after the other).
-            path, before = distance, np.ones(len(ray))
-            for k in range(1, self.bounces + 1):
-                at = np.flatnonzero(seg == k)
-                path[at] = path[at - 1] + distance[at]
-                before[at] = before[at - 1] * REFLECTIVITY[surface[at - 1]]
-            intensity = REFLECTIVITY[surface] * cos * before
             noise, keep = self._noise(frame, len(ray))
-            if noise is not None:
-                points = points + noise[:, None] * seg_dir
-                path = path + noise
+            none = np.zeros(0)
+            points, path, intensity = _reflected_points(
+                seg, location, normal, distance, surface, pose.position, pose.rotation,
+                REFLECTIVITY, none if noise is None else noise,
+                none.astype(bool) if keep is None else keep,
+            )  # fmt: skip
             if keep is not None:
-                ray, seg, points, path, intensity = (
-                    ray[keep], seg[keep], points[keep], path[keep], intensity[keep]
-                )
+                ray, seg = ray[keep], seg[keep]
                 surface, actor, lane = surface[keep], actor[keep], lane[keep]
         return PointCloud(
             name=self.name,
@@ -355,21 +342,74 @@ def _mark_near(
 
 
 @njit
-def _segment_directions(points: FloatArray, seg: IntArray) -> FloatArray:
-    """(M, 3) unit direction of the last segment of each point of a list by ray and then
-    by segment: from the point before it on its ray, or from the sensor (the origin) for
-    a first segment. Summed as numpy's norm sums a row of 3 (in order)."""
-    out = np.empty_like(points)
-    for i in range(points.shape[0]):
-        for j in range(3):
-            out[i, j] = points[i, j] - (points[i - 1, j] if seg[i] > 0 else 0.0)
-        x, y, z = out[i, 0], out[i, 1], out[i, 2]
-        size = np.sqrt((x * x + y * y) + z * z)
+def _reflected_points(
+    seg: IntArray,
+    location: FloatArray,
+    normal: FloatArray,
+    distance: FloatArray,
+    surface: npt.NDArray[np.uint8],
+    position: FloatArray,
+    rotation: FloatArray,
+    reflectivity: FloatArray,
+    noise: FloatArray,
+    keep: BoolArray,
+) -> tuple[Float32Array, Float32Array, Float32Array]:
+    """The xyz (sensor frame), range and intensity of the points ``keep`` keeps (all
+    where empty) of a list of segments by ray and then by segment (`_by_ray`): their
+    world ``location``, ``normal`` and ``distance``, and the ``surface`` hit; with
+    ``noise`` added to each range, along the point's last segment (none where empty).
+
+    Each point's last segment runs from the point before it on its ray (the one before
+    it in the list), or from the sensor (the origin) for a first segment; its cosine of
+    incidence with the normal gives the intensity, dimmed by the reflectance of each
+    surface the path reflected from before; the path adds up the segments' lengths in
+    order. Rotations to the sensor frame (``v @ rotation``) and dot products sum their
+    three products in the order x, y, z; a norm sums its squares so; the float32 values
+    are the float64 ones rounded. The values are so those of numpy's elementwise
+    formulas in that order (``tests/sensors/test_ray_sensors.py`` checks it).
+    """
+    noisy, dropping = noise.shape[0] > 0, keep.shape[0] > 0
+    m = np.count_nonzero(keep) if dropping else seg.shape[0]
+    xyz = np.empty((m, 3), dtype=np.float32)
+    range_ = np.empty(m, dtype=np.float32)
+    intensity = np.empty(m, dtype=np.float32)
+    p, prev, u = np.empty(3), np.zeros(3), np.empty(3)
+    path = before = 0.0
+    j = 0
+    for i in range(seg.shape[0]):
+        x = location[i, 0] - position[0]
+        y = location[i, 1] - position[1]
+        z = location[i, 2] - position[2]
+        for c in range(3):
+            p[c] = (x * rotation[0, c] + y * rotation[1, c]) + z * rotation[2, c]
+        if seg[i] == 0:
+            prev[0] = prev[1] = prev[2] = 0.0
+            path, before = distance[i], 1.0
+        else:
+            path = path + distance[i]
+            before = before * reflectivity[surface[i - 1]]
+        for c in range(3):
+            u[c] = p[c] - prev[c]
+        size = np.sqrt((u[0] * u[0] + u[1] * u[1]) + u[2] * u[2])
         if size < 1e-12:  # (as numpy's clip: NaN stays)
             size = 1e-12
-        for j in range(3):
-            out[i, j] = out[i, j] / size
-    return out
+        cos = 0.0
+        for c in range(3):
+            u[c] = u[c] / size
+            n_c = (normal[i, 0] * rotation[0, c] + normal[i, 1] * rotation[1, c]) + (
+                normal[i, 2] * rotation[2, c]
+            )
+            cos = cos + u[c] * n_c if c > 0 else u[c] * n_c
+        for c in range(3):
+            prev[c] = p[c]
+        if dropping and not keep[i]:
+            continue
+        for c in range(3):
+            xyz[j, c] = p[c] + noise[i] * u[c] if noisy else p[c]
+        range_[j] = path + noise[i] if noisy else path
+        intensity[j] = (reflectivity[surface[i]] * abs(cos)) * before
+        j += 1
+    return xyz, range_, intensity
 
 
 @njit
@@ -421,10 +461,11 @@ def _by_ray(parts: list[Segment], n: int) -> tuple[npt.NDArray[Any], ...]:
     """The valid segments of N traced rays (`trace_segments`) as one list, by ray and then
     by segment (``np.nonzero`` of the (N, B+1) ``valid``): each one's ray and segment,
     and its location, normal, distance, surface, actor and lane, in that order."""
-    every = np.zeros(0, dtype=np.int64)  # (a part of every ray)
+    every = np.zeros(0, dtype=np.int64)  # (a block of rays from its start on)
     count = np.zeros(n, dtype=np.int64)
     for part in parts:
-        _count_valid(part.hits.valid, every if part.rays is None else part.rays, count)
+        rays = every if part.rays is None else part.rays
+        _count_valid(part.hits.valid, part.start, rays, count)
     first = np.cumsum(count) - count
     m = int(count.sum())
     h = parts[0].hits
@@ -433,29 +474,30 @@ def _by_ray(parts: list[Segment], n: int) -> tuple[npt.NDArray[Any], ...]:
         np.empty((m, 3)), np.empty(m), np.empty(m, dtype=h.surface.dtype),
         np.empty(m, dtype=h.actor.dtype), np.empty(m, dtype=h.lane.dtype),
     )  # fmt: skip
-    for k, part in enumerate(parts):
+    for part in parts:
         h = part.hits
         _gather_valid(
-            k, h.valid, every if part.rays is None else part.rays, first, part.locations,
-            h.normal, h.distance, h.surface, h.actor, h.lane, *out,
+            part.bounce, h.valid, part.start, every if part.rays is None else part.rays, first,
+            part.locations, h.normal, h.distance, h.surface, h.actor, h.lane, *out,
         )  # fmt: skip
     return out
 
 
 @njit
-def _count_valid(valid: BoolArray, rays: IntArray, count: IntArray) -> None:
-    """Adds one to ``count`` of each ray (``rays``, or the row itself where empty) of a
-    valid row."""
+def _count_valid(valid: BoolArray, start: int, rays: IntArray, count: IntArray) -> None:
+    """Adds one to ``count`` of each ray (``rays``, or ``start`` plus the row where empty)
+    of a valid row."""
     every = rays.shape[0] == 0
     for i in range(valid.shape[0]):
         if valid[i]:
-            count[i if every else rays[i]] += 1
+            count[start + i if every else rays[i]] += 1
 
 
 @njit
 def _gather_valid(
     k: int,
     valid: BoolArray,
+    start: int,
     rays: IntArray,
     first: IntArray,
     location: FloatArray,
@@ -473,12 +515,12 @@ def _gather_valid(
     actor_of: IntArray,
     lane_of: IntArray,
 ) -> None:
-    """Copies the valid rows of segment k (rays ``rays``, or the rows themselves where
-    empty) to their places in the list: the ray's ``first`` place plus k."""
+    """Copies the valid rows of segment k (rays ``rays``, or ``start`` plus the row
+    where empty) to their places in the list: the ray's ``first`` place plus k."""
     every = rays.shape[0] == 0
     for i in range(valid.shape[0]):
         if valid[i]:
-            r = i if every else rays[i]
+            r = start + i if every else rays[i]
             at = first[r] + k
             ray_of[at], seg_of[at] = r, k
             for j in range(3):

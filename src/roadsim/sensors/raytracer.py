@@ -72,17 +72,30 @@ class Trace:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Segment:
-    """Segment k (after k reflections) of the rays still going (`trace_segments`).
+    """Segment ``bounce`` (after that many reflections) of some of N rays, those of one
+    block of rays that were still going (`trace_segments`).
 
     Attributes:
-        rays: (R,) which of the N rays were cast (ascending); None: all N, in order.
+        bounce: Reflections before it (0: the segment from the origin).
+        start: The block's first ray.
+        rays: (R,) which of the N rays were cast (ascending); None: the R rays from
+            ``start`` on, in order.
         hits: Their R hits.
         locations: (R, 3) where each hit a surface (world, m); NaN for misses.
     """
 
+    bounce: int
+    start: int
     rays: IntArray | None
     hits: Hits
     locations: FloatArray
+
+    @property
+    def at(self) -> slice | IntArray:
+        """Its rows' places among the N rays."""
+        if self.rays is None:
+            return slice(self.start, self.start + len(self.locations))
+        return self.rays
 
 
 def trace_segments(
@@ -96,23 +109,59 @@ def trace_segments(
     near_actors: IntArray | None = None,
     actors: IntArray | None = None,
 ) -> list[Segment]:
-    """The segments of `trace`, one `Segment` per reflection cast, for a sensor that
-    needs only the valid ones (a lidar's points) and not the (N, B+1) arrays. Arguments
-    as in `trace`; a segment no ray reached is not in the list."""
-    segments = bounces + 1
-    left = np.asarray(max_lengths, dtype=np.float64).copy()
-    rows: IntArray | None = None  # the rays still going (None: all of them)
+    """The segments of `trace`, as `Segment`s, for a sensor that needs only the valid
+    ones (a lidar's points) and not the (N, B+1) arrays. Arguments as in `trace`.
+
+    The rays are traced in blocks over the scene's pool (`RayPool.map`), each block from
+    its first segment to its last on one thread: its reflections and their casts
+    included, which a block's rays need from no other block. The list holds the blocks
+    in the order of their rays, and each block's segments in order; a segment that no
+    ray of its block reached is left out. Each ray's values are the same whatever the
+    blocks (every step works ray by ray).
+    """
+    n = len(origins)
     o, d = np.asarray(origins, dtype=np.float64), np.asarray(directions, dtype=np.float64)
+    left = np.broadcast_to(np.asarray(max_lengths, dtype=np.float64), (n,))
+    blocks: dict[int, list[Segment]] = {}
+
+    def work(a: int, b: int) -> None:
+        near = None
+        if near_actors is not None:
+            lo, hi = np.searchsorted(near_actors, (a, b))
+            near = near_actors[lo:hi] - a
+        blocks[a] = _trace_block(
+            scene, o[a:b], d[a:b], left[a:b], a, bounces, ignore_actor, near, actors
+        )
+
+    scene.pool.map(work, n)
+    return [part for a in sorted(blocks) for part in blocks[a]]
+
+
+def _trace_block(
+    scene: Scene,
+    o: FloatArray,
+    d: FloatArray,
+    max_lengths: FloatArray,
+    start: int,
+    bounces: int,
+    ignore_actor: int,
+    near_actors: IntArray | None,
+    actors: IntArray | None,
+) -> list[Segment]:
+    """The segments of the rays ``start, start + 1, ...`` (``near_actors`` counted from
+    ``start``), cast on the calling thread."""
+    left = max_lengths.copy()
+    rows: IntArray | None = None  # the block's rays still going (None: all of them)
     parts: list[Segment] = []
-    for k in range(segments):
+    for k in range(bounces + 1):
         hits = scene.cast(
             o, d, left if rows is None else left[rows], ignore_actor=ignore_actor,
-            near_actors=near_actors if k == 0 else None, actors=actors,
+            near_actors=near_actors if k == 0 else None, actors=actors, split=False,
         )  # fmt: skip
         p = np.empty((len(d), 3))
         _ends(o, d, hits.distance, p)  # NaN for misses
-        parts.append(Segment(rows, hits, p))
-        if k + 1 == segments:
+        parts.append(Segment(k, start, None if rows is None else rows + start, hits, p))
+        if k == bounces:
             break
         remaining = (left if rows is None else left[rows]) - np.nan_to_num(hits.distance)
         go = np.flatnonzero(hits.valid & (remaining > 0.0))
@@ -121,10 +170,9 @@ def trace_segments(
             break
         left[rows] = remaining[go]
         # r = d - 2 (d . n) n, made unit; the next start off the surface. (The dot
-        # products by numpy, the rest compiled: the same values as numpy's throughout.)
-        d, normal, o = _rows(go, d), _rows(go, hits.normal), _rows(go, p)
-        _reflect(d, normal, np.einsum("ij,ij->i", d, normal))
-        _normalise_and_offset(d, np.sqrt(np.einsum("ij,ij->i", d, d)), o, normal)
+        # products by numpy, row by row, the rest compiled: numpy's values throughout.)
+        d, o = _reflect(go, d, hits.normal, np.einsum("ij,ij->i", d, hits.normal), p)
+        d /= np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
     return parts
 
 
@@ -137,31 +185,19 @@ def _ends(o: FloatArray, d: FloatArray, t: FloatArray, p: FloatArray) -> None:
 
 
 @njit
-def _rows(rows: IntArray, a: FloatArray) -> FloatArray:
-    """``a[rows]`` of an (N, 3) array."""
-    out = np.empty((rows.shape[0], 3))
+def _reflect(
+    rows: IntArray, d: FloatArray, normal: FloatArray, dot: FloatArray, p: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """For the ``rows`` that go on: ``d - 2 (d . n) n`` (not made unit) given each row's
+    ``dot`` = d . n, and the start ``p + BOUNCE_OFFSET_M n`` off the surface."""
+    out_d, out_o = np.empty((rows.shape[0], 3)), np.empty((rows.shape[0], 3))
     for i in range(rows.shape[0]):
+        r = rows[i]
+        twice = 2.0 * dot[r]
         for j in range(3):
-            out[i, j] = a[rows[i], j]
-    return out
-
-
-@njit
-def _reflect(d: FloatArray, normal: FloatArray, dot: FloatArray) -> None:
-    """d - 2 (d . n) n, in place, given each row's ``dot`` = d . n."""
-    for i in range(d.shape[0]):
-        twice = 2.0 * dot[i]
-        for j in range(3):
-            d[i, j] = d[i, j] - twice * normal[i, j]
-
-
-@njit
-def _normalise_and_offset(d: FloatArray, size: FloatArray, o: FloatArray, normal: FloatArray) -> None:
-    """d / size and o + `BOUNCE_OFFSET_M` n, in place."""
-    for i in range(d.shape[0]):
-        for j in range(3):
-            d[i, j] = d[i, j] / size[i]
-            o[i, j] = o[i, j] + BOUNCE_OFFSET_M * normal[i, j]
+            out_d[i, j] = d[r, j] - twice * normal[r, j]
+            out_o[i, j] = p[r, j] + BOUNCE_OFFSET_M * normal[r, j]
+    return out_d, out_o
 
 
 def trace(
@@ -194,7 +230,7 @@ def trace(
         scene, origins, directions, max_lengths, bounces, ignore_actor=ignore_actor,
         near_actors=near_actors, actors=actors,
     )  # fmt: skip
-    if segments == 1:  # one segment: the hits as they are, no copies
+    if segments == 1 and len(parts) == 1:  # one segment: the hits as they are, no copies
         h, p = parts[0].hits, parts[0].locations
         return Trace(
             p[:, None], h.normal[:, None], h.distance[:, None], h.surface[:, None],
@@ -209,9 +245,8 @@ def trace(
         np.full((n, segments), -1, dtype=np.int64),
         np.zeros((n, segments), dtype=bool),
     )
-    for k, part in enumerate(parts):
-        at = slice(None) if part.rays is None else part.rays
-        h = part.hits
+    for part in parts:
+        at, k, h = part.at, part.bounce, part.hits
         out.locations[at, k] = part.locations
         out.normals[at, k] = h.normal
         out.distances[at, k] = h.distance

@@ -24,6 +24,7 @@ are not modelled (as in `roadsim.road.mesh`); curbs are flat.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -44,6 +45,7 @@ from roadsim.road.surface_classes import (
     object_class,
 )
 from roadsim.scenario.actors import map_obstacles
+from roadsim.sensors.heap import keep_freed_memory
 from roadsim.sensors.raycast import BACKENDS, Hits, RayPool, TracedMesh
 from roadsim.sensors.shapes import BOX_TRIANGLES, boxes, cylinder_outline, prism, sweep
 from roadsim.world.state import STATIC_OBJECT, WorldState
@@ -482,6 +484,8 @@ class Scene:
                 f"{'|'.join(BACKENDS)}"
             )
         self._backend = BACKENDS[backend]()
+        # Casts make tens of MB of temporaries a sample: keep their pages between samples.
+        keep_freed_memory()
         self.static = static
         self._model_names = tuple(model_names)
         self._model_classes = actor_classes(np.arange(len(model_names)), model_names)
@@ -496,6 +500,8 @@ class Scene:
         # few actors, with the row in `moving` of each of their triangles (`_some_actors`).
         self._moving: dict[int, TracedMesh] = {}
         self._some: dict[bytes, tuple[TracedMesh, IntArray]] = {}
+        # (The pool's threads cast blocks of a sensor's rays at once: one builds a mesh.)
+        self._building = threading.Lock()
         self._static_actors = frozenset(np.unique(static.actor[static.actor >= 0]).tolist())
         self._tables()
         self.pool = pool if pool is not None else RayPool()
@@ -559,6 +565,7 @@ class Scene:
         ignore_actor: int = -1,
         near_actors: IntArray | None = None,
         actors: IntArray | None = None,
+        split: bool = True,
     ) -> Hits:
         """The nearest hit of each ray, static or moving.
 
@@ -575,6 +582,8 @@ class Scene:
             actors: The moving actors (ids) the rays may hit, where the caller knows:
                 the others are left out of the moving mesh, which is so built faster
                 (at its first cast after `update`); None: every one.
+            split: Split a large batch over `pool`'s threads; False: cast it on the
+                calling thread (a caller that splits its own work over the pool).
 
         Returns:
             `Hits` (normals facing the rays).
@@ -630,44 +639,49 @@ class Scene:
                 hits.look[a:b],
             )  # fmt: skip
 
-        self.pool.map(work, n)
+        if split:
+            self.pool.map(work, n)
+        else:
+            work(0, n)
         if ignore_actor in self._static_actors:
-            hits = self._skip_actor(o, d, np.broadcast_to(m, (n,)), hits, ignore_actor)
+            hits = self._skip_actor(o, d, np.broadcast_to(m, (n,)), hits, ignore_actor, split)
         return hits
 
     def _moving_mesh(self, actor: int) -> TracedMesh:
         """The moving mesh, without ``actor``'s box if it has one (-1: whole): its
         triangles collapse to a point, which no ray hits, and keep their places in the
         attribute tables. Built on first use after each `update`."""
-        mesh = self._moving.get(actor)
-        if mesh is None:
-            rows = np.flatnonzero(self.moving.actor == actor) if actor >= 0 else np.zeros(0, np.int64)
-            if rows.size:
-                vertices = self.moving.vertices.copy()
-                corners = np.unique(self.moving.triangles[rows])
-                vertices[corners] = vertices[corners[0]]
-                mesh = self._build(replace(self.moving, vertices=vertices))
-            else:
-                mesh = self._moving.get(-1) or self._build(self.moving)
-                self._moving[-1] = mesh
-            self._moving[actor] = mesh
-        return mesh
+        with self._building:
+            mesh = self._moving.get(actor)
+            if mesh is None:
+                rows = np.flatnonzero(self.moving.actor == actor) if actor >= 0 else np.zeros(0, np.int64)
+                if rows.size:
+                    vertices = self.moving.vertices.copy()
+                    corners = np.unique(self.moving.triangles[rows])
+                    vertices[corners] = vertices[corners[0]]
+                    mesh = self._build(replace(self.moving, vertices=vertices))
+                else:
+                    mesh = self._moving.get(-1) or self._build(self.moving)
+                    self._moving[-1] = mesh
+                self._moving[actor] = mesh
+            return mesh
 
     def _some_actors(self, actors: IntArray) -> tuple[TracedMesh, IntArray]:
         """A mesh of the moving boxes of ``actors`` alone, and the row in `moving` of each
         of its triangles. Built on first use after each `update`."""
         key = np.unique(actors).tobytes()
-        some = self._some.get(key)
-        if some is None:
-            rows = np.flatnonzero(np.isin(self.moving.actor, actors))
-            used, corners = np.unique(self.moving.triangles[rows], return_inverse=True)
-            local = (self.moving.vertices[used] - self.origin).astype(np.float32)
-            mesh = self._backend.build(local, corners.reshape(-1, 3).astype(np.int32))
-            some = self._some[key] = (mesh, rows)
-        return some
+        with self._building:
+            some = self._some.get(key)
+            if some is None:
+                rows = np.flatnonzero(np.isin(self.moving.actor, actors))
+                used, corners = np.unique(self.moving.triangles[rows], return_inverse=True)
+                local = (self.moving.vertices[used] - self.origin).astype(np.float32)
+                mesh = self._backend.build(local, corners.reshape(-1, 3).astype(np.int32))
+                some = self._some[key] = (mesh, rows)
+            return some
 
     def _skip_actor(
-        self, o: FloatArray, d: FloatArray, m: FloatArray, hits: Hits, actor: int
+        self, o: FloatArray, d: FloatArray, m: FloatArray, hits: Hits, actor: int, split: bool
     ) -> Hits:
         """Casts again, from just past it, the rays that hit ``actor`` (a ray leaving the
         box it starts in hits its inside first); distances stay those from the origin."""
@@ -676,7 +690,9 @@ class Scene:
             if not again.size:
                 break
             start = hits.distance[again] + _SKIP_M
-            more = self.cast(o[again] + start[:, None] * d[again], d[again], m[again] - start)
+            more = self.cast(
+                o[again] + start[:, None] * d[again], d[again], m[again] - start, split=split
+            )
             for name in ("surface", "actor", "lane", "valid", "look"):
                 getattr(hits, name)[again] = getattr(more, name)
             hits.distance[again] = more.distance + start
