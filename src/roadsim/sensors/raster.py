@@ -96,8 +96,13 @@ _FORMAT = "3f 3f 2i"
 _ATTRIBUTES = ("in_position", "in_normal", "in_ids")
 
 #: The scene's vertex shader, compiled with and without shadows (SHADOWS 1 or 0, as the
-#: fragment shader). The shadow maps' coordinates are affine in the position, so that
-#: they are interpolated exactly, instead of computed for every fragment.
+#: fragment shader). Every triangle is flat (one normal, one class, one look), so all
+#: that does not vary across it is worked out here, once per vertex, and handed to the
+#: fragment shader flat: its radiance in the sun and in the shade, its plane and its
+#: packed ids. On llvmpipe the fragment shader is most of a shot's time (it runs for
+#: every covered pixel, in blocks of 4 x 4, partly covered ones too), so it keeps only
+#: what changes from pixel to pixel: the shadow maps' look-up and the depth. The shadow
+#: maps' coordinates are affine in the position, so that they are interpolated exactly.
 _MAIN_VERTEX = """
 #version 330
 #define SHADOWS %(shadows)d
@@ -106,13 +111,19 @@ uniform mat4 u_projection;
 uniform mat3 u_eye;
 uniform vec3 u_camera;
 uniform int u_ignore;
+uniform mat3 u_rotation;
+uniform float u_focal;
+uniform vec3 u_sun_direction;
+uniform vec3 u_sun;
+uniform vec3 u_ambient;
+uniform vec3 u_albedo[%(looks)d];  // by look
 in vec3 in_position;
 in vec3 in_normal;
 in ivec2 in_ids;
-out vec3 v_offset;
-flat out vec3 v_normal;
-flat out float v_plane;
-flat out ivec2 v_ids;
+flat out vec3 v_shade;  // the radiance where the sun does not reach
+flat out vec3 v_sunlit;  // what the sun adds where it does
+flat out vec4 v_plane;  // (the normal in the sensor frame, x and y / focal; n . (p - camera))
+flat out int v_ids;  // class << 24 | actor + 1
 #if SHADOWS
 out vec3 v_light;
 #endif
@@ -120,14 +131,19 @@ void main() {
 #if SHADOWS
     v_light = (u_light * vec4(in_position, 1.0)).xyz * 0.5 + 0.5;
 #endif
-    v_offset = in_position - u_camera;
-    v_plane = dot(in_normal, v_offset);  // the triangle's plane: n . (p - camera)
-    gl_Position = u_projection * vec4(u_eye * v_offset, 1.0);
+    vec3 offset = in_position - u_camera;
+    float plane = dot(in_normal, offset);  // the triangle's plane: n . (p - camera)
+    gl_Position = u_projection * vec4(u_eye * offset, 1.0);
     if (u_ignore >= 0 && in_ids.y == u_ignore) {
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // out of the clip volume: not drawn
     }
-    v_normal = in_normal;
-    v_ids = in_ids;
+    vec3 n = plane > 0.0 ? -in_normal : in_normal;  // the side the camera sees
+    vec3 albedo = u_albedo[min(in_ids.x >> 8, %(looks)d - 1)];
+    v_shade = albedo * (u_ambient * (0.65 + 0.35 * n.z));
+    v_sunlit = albedo * (u_sun * max(dot(n, u_sun_direction), 0.0));
+    vec3 normal = in_normal * u_rotation;  // (the sensor frame)
+    v_plane = vec4(normal.x, normal.yz / u_focal, plane);
+    v_ids = ((in_ids.x & 255) << 24) | (in_ids.y + 1);
 }
 """
 
@@ -138,45 +154,37 @@ void main() {
 _MAIN_FRAGMENT = """
 #version 330
 #define SHADOWS %(shadows)d
-uniform vec3 u_forward;
-uniform vec3 u_sun_direction;
-uniform vec3 u_sun;
-uniform vec3 u_ambient;
-uniform vec3 u_albedo[%(looks)d];  // by look
 uniform float u_bias;
 uniform sampler2DShadow u_static_shadow;
 uniform sampler2DShadow u_actor_shadow;
-uniform mat3 u_rotation;
 uniform vec2 u_center;
-uniform float u_focal;
-in vec3 v_offset;
-flat in vec3 v_normal;
-flat in float v_plane;
-flat in ivec2 v_ids;
+flat in vec3 v_shade;
+flat in vec3 v_sunlit;
+flat in vec4 v_plane;
+flat in int v_ids;
 #if SHADOWS
 in vec3 v_light;
 #endif
 layout(location = 0) out vec4 out_color;
 layout(location = 1) out float out_depth;
-layout(location = 2) out int out_ids;  // class << 24 | actor + 1
+layout(location = 2) out int out_ids;
 void main() {
-    vec3 n = dot(v_normal, v_offset) > 0.0 ? -v_normal : v_normal;
-    float direct = max(dot(n, u_sun_direction), 0.0);
 #if SHADOWS
-    if (direct > 0.0 && all(greaterThan(v_light, vec3(0.0))) && all(lessThan(v_light, vec3(1.0)))) {
-        vec3 at = vec3(v_light.xy, v_light.z - u_bias);
-        direct *= texture(u_static_shadow, at) * texture(u_actor_shadow, at);
-    }
+    vec3 at = vec3(v_light.xy, v_light.z - u_bias);
+    float lit = texture(u_static_shadow, at) * texture(u_actor_shadow, at);
+    // Outside the maps' square nothing is in shadow (no branch: llvmpipe runs both sides).
+    bool inside = all(greaterThan(v_light, vec3(0.0))) && all(lessThan(v_light, vec3(1.0)));
+    out_color = vec4(v_shade + v_sunlit * (inside ? lit : 1.0), 1.0);
+#else
+    out_color = vec4(v_shade + v_sunlit, 1.0);
 #endif
-    vec3 albedo = u_albedo[min(v_ids.x >> 8, %(looks)d - 1)];
-    out_color = vec4(albedo * (u_sun * direct + u_ambient * (0.65 + 0.35 * n.z)), 1.0);
-    // Depth where the pixel's ray (forward component 1) meets the triangle's plane: as
-    // exact as float32 however large the triangle, where the interpolated offset is not
-    // (on NVIDIA's driver, 1.7 cm at 40 m across a 1 km triangle).
-    vec3 ray = u_rotation * vec3(1.0, (u_center - gl_FragCoord.xy) / u_focal);
-    float facing = dot(v_normal, ray);
-    out_depth = abs(facing) > 1e-6 ? v_plane / facing : dot(u_forward, v_offset);
-    out_ids = ((v_ids.x & 255) << 24) | (v_ids.y + 1);
+    // Depth where the pixel's ray (sensor frame (1, (center - window) / focal)) meets the
+    // triangle's plane: as exact as float32 however large the triangle, where the
+    // interpolated one is not (on NVIDIA's driver, 1.7 cm at 40 m across a 1 km
+    // triangle). Edge on, the interpolated eye depth (1 / w) serves.
+    float facing = v_plane.x + dot(v_plane.yz, u_center - gl_FragCoord.xy);
+    out_depth = abs(facing) > 1e-6 ? v_plane.w / facing : 1.0 / gl_FragCoord.w;
+    out_ids = v_ids;
 }
 """
 
@@ -407,8 +415,8 @@ class RasterRenderer:
             self._main: dict[bool, Any] = {}
             for shadows in (True, False):
                 main = self._main[shadows] = ctx.program(
-                    vertex_shader=_MAIN_VERTEX % {"shadows": shadows},
-                    fragment_shader=_MAIN_FRAGMENT % {"looks": looks, "shadows": shadows},
+                    vertex_shader=_MAIN_VERTEX % {"looks": looks, "shadows": shadows},
+                    fragment_shader=_MAIN_FRAGMENT % {"shadows": shadows},
                 )
                 main["u_albedo"].write(LOOK_ALBEDO.astype("f4").tobytes())
             self._main[True]["u_static_shadow"].value = 0
@@ -499,7 +507,6 @@ class RasterRenderer:
             main["u_eye"].write(_mat3(GL_EYE_FROM_SENSOR @ pose.rotation.T))
             main["u_camera"].value = tuple(camera.tolist())
             main["u_ignore"].value = int(shot.ignore_actor)
-            main["u_forward"].value = tuple(pose.rotation[:, 0].tolist())
             main["u_rotation"].write(_mat3(pose.rotation))
             main["u_center"].value = model.center
             main["u_focal"].value = model.focal
