@@ -96,13 +96,15 @@ _FORMAT = "3f 3f 2i"
 _ATTRIBUTES = ("in_position", "in_normal", "in_ids")
 
 #: The scene's vertex shader, compiled with and without shadows (SHADOWS 1 or 0, as the
-#: fragment shader). Every triangle is flat (one normal, one class, one look), so all
-#: that does not vary across it is worked out here, once per vertex, and handed to the
-#: fragment shader flat: its radiance in the sun and in the shade, its plane and its
-#: packed ids. On llvmpipe the fragment shader is most of a shot's time (it runs for
-#: every covered pixel, in blocks of 4 x 4, partly covered ones too), so it keeps only
-#: what changes from pixel to pixel: the shadow maps' look-up and the depth. The shadow
-#: maps' coordinates are affine in the position, so that they are interpolated exactly.
+#: fragment shader). Every triangle is flat (one normal, one class, one look), so what
+#: does not vary across it is worked out here and handed to the fragment shader flat:
+#: its light, the coefficients of its inverse depth and its packed ids. On llvmpipe a
+#: shot's time goes to the fragments (in blocks of 4 x 4, partly covered ones too) and to
+#: each vertex's outputs (copied, clipped and set up for every triangle, in slots of four
+#: floats), so the fragment shader keeps only what changes from pixel to pixel and the
+#: outputs fill two flat slots: colour (three floats or, with shadows, four) and inverse
+#: depth (three floats) with the ids. The shadow maps' coordinates are affine in the
+#: position, so that they are interpolated exactly (one more slot).
 _MAIN_VERTEX = """
 #version 330
 #define SHADOWS %(shadows)d
@@ -120,13 +122,14 @@ uniform vec3 u_albedo[%(looks)d];  // by look
 in vec3 in_position;
 in vec3 in_normal;
 in ivec2 in_ids;
-flat out vec3 v_shade;  // the radiance where the sun does not reach
-flat out vec3 v_sunlit;  // what the sun adds where it does
-flat out vec4 v_plane;  // (the normal in the sensor frame, x and y / focal; n . (p - camera))
-flat out int v_ids;  // class << 24 | actor + 1
 #if SHADOWS
+flat out vec4 v_color;  // (albedo x sky light, sun light / sky light): see the fragment shader
 out vec3 v_light;
+#else
+flat out vec3 v_color;  // the radiance
 #endif
+flat out vec3 v_inverse_depth;  // 1 / depth = x + y (center - window).x + z (...).y
+flat out int v_ids;  // class << 24 | actor + 1
 void main() {
 #if SHADOWS
     v_light = (u_light * vec4(in_position, 1.0)).xyz * 0.5 + 0.5;
@@ -139,10 +142,17 @@ void main() {
     }
     vec3 n = plane > 0.0 ? -in_normal : in_normal;  // the side the camera sees
     vec3 albedo = u_albedo[min(in_ids.x >> 8, %(looks)d - 1)];
-    v_shade = albedo * (u_ambient * (0.65 + 0.35 * n.z));
-    v_sunlit = albedo * (u_sun * max(dot(n, u_sun_direction), 0.0));
+    float sky = 0.65 + 0.35 * n.z;  // (0.3 at least)
+    float sun = max(dot(n, u_sun_direction), 0.0);
+#if SHADOWS
+    v_color = vec4(albedo * sky, sun / sky);
+#else
+    v_color = albedo * (u_ambient * sky + u_sun * sun);
+#endif
+    // The pixel's ray (sensor frame (1, (center - window) / focal)) meets the plane at
+    // depth plane / (n . ray): its inverse is affine in the window position.
     vec3 normal = in_normal * u_rotation;  // (the sensor frame)
-    v_plane = vec4(normal.x, normal.yz / u_focal, plane);
+    v_inverse_depth = vec3(normal.x, normal.yz / u_focal) / plane;
     v_ids = ((in_ids.x & 255) << 24) | (in_ids.y + 1);
 }
 """
@@ -157,14 +167,17 @@ _MAIN_FRAGMENT = """
 uniform float u_bias;
 uniform sampler2DShadow u_static_shadow;
 uniform sampler2DShadow u_actor_shadow;
+uniform vec3 u_sun;
+uniform vec3 u_ambient;
 uniform vec2 u_center;
-flat in vec3 v_shade;
-flat in vec3 v_sunlit;
-flat in vec4 v_plane;
-flat in int v_ids;
 #if SHADOWS
+flat in vec4 v_color;
 in vec3 v_light;
+#else
+flat in vec3 v_color;
 #endif
+flat in vec3 v_inverse_depth;
+flat in int v_ids;
 layout(location = 0) out vec4 out_color;
 layout(location = 1) out float out_depth;
 layout(location = 2) out int out_ids;
@@ -174,16 +187,16 @@ void main() {
     float lit = texture(u_static_shadow, at) * texture(u_actor_shadow, at);
     // Outside the maps' square nothing is in shadow (no branch: llvmpipe runs both sides).
     bool inside = all(greaterThan(v_light, vec3(0.0))) && all(lessThan(v_light, vec3(1.0)));
-    out_color = vec4(v_shade + v_sunlit * (inside ? lit : 1.0), 1.0);
+    out_color = vec4(v_color.rgb * (u_ambient + u_sun * (v_color.a * (inside ? lit : 1.0))), 1.0);
 #else
-    out_color = vec4(v_shade + v_sunlit, 1.0);
+    out_color = vec4(v_color, 1.0);
 #endif
-    // Depth where the pixel's ray (sensor frame (1, (center - window) / focal)) meets the
-    // triangle's plane: as exact as float32 however large the triangle, where the
-    // interpolated one is not (on NVIDIA's driver, 1.7 cm at 40 m across a 1 km
-    // triangle). Edge on, the interpolated eye depth (1 / w) serves.
-    float facing = v_plane.x + dot(v_plane.yz, u_center - gl_FragCoord.xy);
-    out_depth = abs(facing) > 1e-6 ? v_plane.w / facing : 1.0 / gl_FragCoord.w;
+    // Depth along the optical axis from the triangle's plane: as exact as float32 however
+    // large the triangle, where the interpolated one is not (on NVIDIA's driver, 1.7 cm
+    // at 40 m across a 1 km triangle). Edge on (the camera in the plane), the
+    // interpolated eye depth (1 / w) serves.
+    float depth = 1.0 / (v_inverse_depth.x + dot(v_inverse_depth.yz, u_center - gl_FragCoord.xy));
+    out_depth = depth > 0.0 && depth < 1e30 ? depth : 1.0 / gl_FragCoord.w;
     out_ids = v_ids;
 }
 """
