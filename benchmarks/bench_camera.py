@@ -19,6 +19,10 @@ ticks times, after the tick:
 - ``ray-cast camera``: the same shot by `RaycastRenderer` (Embree, one ray per pixel,
   shadow rays), the fallback.
 
+With ``--stages``, it also times a shot's stages apart (`RasterRenderer._stages`: the
+upload, the shadow maps, the scene, the sky, the read-back), waiting for llvmpipe to
+finish each (glFinish) before the next, with and without shadows.
+
 It prints the median ms and frames per second of each, the median CPU time of the process
 (all its threads: llvmpipe's and Embree's too) beside it, which a busy machine's time
 slicing leaves out of the count, and, to show the work is real, the triangles drawn, the
@@ -95,7 +99,9 @@ def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[tuple[float,
     return ((time.perf_counter() - start) * 1e3, (time.process_time() - cpu) * 1e3), out
 
 
-def sample(scene: Scene, camera: Camera, sim: Simulation, raster: RasterRenderer) -> CameraImage | None:
+def sample(
+    scene: Scene, camera: Camera, sim: Simulation, raster: RasterRenderer
+) -> CameraImage | None:
     """One shot as the simulation takes it: the moving mesh rebuilt, then the images."""
     scene.update(sim.state, -1 - sim.frame)  # (a frame the scene has not seen)
     return camera.sample(scene, sim.state, sim.frame, sim.time, raster, sim._rays.lighting)
@@ -144,6 +150,20 @@ class Plain:
             self.fbo.read_into(depth, components=1, attachment=1, dtype="f4")
 
 
+def stages(raster: RasterRenderer, scene: Scene, shot: Shot) -> dict[str, tuple[float, float]]:
+    """(wall ms, process CPU ms) of each stage of a shot, each finished before the next."""
+    out = {}
+    with raster._ctx as ctx:
+        ctx.finish()
+        cpu, start = time.process_time(), time.perf_counter()
+        for name, _ in raster._stages(scene, shot):
+            ctx.finish()
+            now, now_cpu = time.perf_counter(), time.process_time()
+            out[name] = ((now - start) * 1e3, (now_cpu - cpu) * 1e3)
+            cpu, start = now_cpu, now
+    return out
+
+
 def run(args: argparse.Namespace) -> None:
     with Simulation(scenario(args.vehicles)) as sim:
         camera = sim.sensor("camera")
@@ -157,6 +177,7 @@ def run(args: argparse.Namespace) -> None:
                 "ray-cast camera")  # fmt: skip
         times: dict[str, list[tuple[float, float]]] = {k: [] for k in keys}
         sky, actors, agree = [], [], []
+        staged: dict[tuple[bool, str], list[tuple[float, float]]] = {}
         for k in range(args.samples + 2):
             sim.step()
             st = sim.state
@@ -169,6 +190,11 @@ def run(args: argparse.Namespace) -> None:
             t_bare, _ = timed(raster.render, scene, bare)
             t_plain, _ = timed(plain.render, scene, shot)
             t_cast, cast = timed(raycast.render, scene, shot)
+            if args.stages:
+                for lit in (True, False):
+                    s = Shot(camera.model, image.pose, light, camera.mount.actor, lit)
+                    for name, t in stages(raster, scene, s).items():
+                        staged.setdefault((lit, name), []).append(t)
             if k < 2:  # warm-up
                 continue
             for key, t in zip(keys, (t_camera, t_render, t_bare, t_plain, t_cast), strict=True):
@@ -196,6 +222,14 @@ def run(args: argparse.Namespace) -> None:
             f"{statistics.median(actors):.0f} (median, {min(actors)}-{max(actors)}), classes "
             f"agreeing with the ray-cast camera {100 * min(agree):.2f}% of pixels at worst"
         )
+        for lit in (True, False) if args.stages else ():
+            print(f"stages of a shot {'with' if lit else 'without'} shadows, each finished "
+                  "before the next: median wall ms (CPU ms)")  # fmt: skip
+            print("  " + ", ".join(
+                f"{name} {statistics.median(t for t, _ in ts[2:]):.2f} "
+                f"({statistics.median(c for _, c in ts[2:]):.2f})"
+                for (on, name), ts in staged.items() if on == lit
+            ))  # fmt: skip
         raster.close()
 
 
@@ -203,6 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=SAMPLES, help=f"default {SAMPLES}")
     parser.add_argument("--vehicles", type=int, default=200, help="default 200")
+    parser.add_argument("--stages", action="store_true", help="time a shot's stages apart")
     run(parser.parse_args(argv))
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -505,39 +506,52 @@ class RasterRenderer:
     # -- a shot ----------------------------------------------------------------------------------
 
     def render(self, scene: Scene, shot: Shot) -> Images:
+        with self._ctx:
+            *_, (_, images) = self._stages(scene, shot)
+        assert images is not None
+        return images
+
+    def _stages(self, scene: Scene, shot: Shot) -> Iterator[tuple[str, Images | None]]:
+        """A shot, stage by stage (the context current): each stage's name once its
+        commands are issued, and the images after the last (``read back``).
+        `benchmarks/bench_camera.py` times them apart."""
+        ctx = self._ctx
         model, pose, light = shot.model, shot.pose, shot.lighting
         size = (model.width, model.height)
         camera = pose.position - scene.origin
-        with self._ctx as ctx:
-            self._upload(scene)
-            ctx.enable(self._gl.DEPTH_TEST)
-            shadows = shot.shadows and not light.night
-            if shadows:
-                key, light_matrix = _shadow_square(camera, pose.rotation[:, 0], light)
-                self._draw_shadows(light_matrix, key)
-            targets = self._targets.get(size)
-            if targets is None:
-                targets = self._targets[size] = _Targets(ctx, size)
-            targets.depth_only.clear(depth=1.0)
-            targets.fbo.use()
-            main = self._main[shadows]
-            main["u_projection"].write(_mat4(model.gl_projection()))
-            main["u_eye"].write(_mat3(GL_EYE_FROM_SENSOR @ pose.rotation.T))
-            main["u_camera"].value = tuple(camera.tolist())
-            main["u_ignore"].value = int(shot.ignore_actor)
-            main["u_rotation"].write(_mat3(pose.rotation))
-            main["u_center"].value = model.center
-            main["u_focal"].value = model.focal
-            main["u_sun_direction"].value = tuple(light.sun_direction.tolist())
-            main["u_sun"].value = tuple(light.sun.tolist())
-            main["u_ambient"].value = tuple(light.ambient.tolist())
-            if shadows:
-                main["u_light"].write(_mat4(light_matrix))
-                main["u_bias"].value = _SHADOW_BIAS
-            ctx.depth_func = "<"
-            self._draw(lit=shadows)
-            self._draw_sky(model, pose.rotation, light)
-            return self._read(targets, model)
+        self._upload(scene)
+        yield "upload", None
+        ctx.enable(self._gl.DEPTH_TEST)
+        shadows = shot.shadows and not light.night
+        if shadows:
+            key, light_matrix = _shadow_square(camera, pose.rotation[:, 0], light)
+            self._draw_shadows(light_matrix, key)
+        yield "shadow maps", None
+        targets = self._targets.get(size)
+        if targets is None:
+            targets = self._targets[size] = _Targets(ctx, size)
+        targets.depth_only.clear(depth=1.0)
+        targets.fbo.use()
+        main = self._main[shadows]
+        main["u_projection"].write(_mat4(model.gl_projection()))
+        main["u_eye"].write(_mat3(GL_EYE_FROM_SENSOR @ pose.rotation.T))
+        main["u_camera"].value = tuple(camera.tolist())
+        main["u_ignore"].value = int(shot.ignore_actor)
+        main["u_rotation"].write(_mat3(pose.rotation))
+        main["u_center"].value = model.center
+        main["u_focal"].value = model.focal
+        main["u_sun_direction"].value = tuple(light.sun_direction.tolist())
+        main["u_sun"].value = tuple(light.sun.tolist())
+        main["u_ambient"].value = tuple(light.ambient.tolist())
+        if shadows:
+            main["u_light"].write(_mat4(light_matrix))
+            main["u_bias"].value = _SHADOW_BIAS
+        ctx.depth_func = "<"
+        self._draw(lit=shadows)
+        yield "scene", None
+        self._draw_sky(model, pose.rotation, light)
+        yield "sky", None
+        yield "read back", self._read(targets, model)
 
     def _draw_sky(self, model: CameraModel, rotation: Any, light: Lighting) -> None:
         from roadsim.sensors.camera_model import SUN_GLOW_WIDTH
