@@ -140,7 +140,10 @@ class Plain:
                 vao = self.arrays.get(id(mesh.buffer))
                 if vao is None:
                     vao = self.arrays[id(mesh.buffer)] = ctx.vertex_array(
-                        self.program, [(mesh.buffer, "3f 20x", "in_position")]
+                        self.program,
+                        [(mesh.buffer, "3f 20x", "in_position")],
+                        index_buffer=mesh.indices,
+                        index_element_size=4,
                     )
                 vao.render(ctx.TRIANGLES, vertices=mesh.count)
             w, h = self.size

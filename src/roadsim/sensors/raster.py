@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +62,7 @@ __all__ = [
     "SHADOW_MAP_SIZE",
     "SHADOW_SNAP_M",
     "STATIC_SHADOW_MAPS",
+    "MeshData",
     "RasterRenderer",
     "unpack_ids",
     "vertex_data",
@@ -263,8 +264,22 @@ void main() {
 """
 
 
-def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
-    """(3 T,) `VERTEX` records of a mesh's T triangles, positions relative to ``origin``.
+class MeshData(NamedTuple):
+    """A mesh as drawn: `VERTEX` records and, three per triangle, their indices."""
+
+    vertices: npt.NDArray[np.void]
+    indices: npt.NDArray[np.uint32]
+
+
+def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> MeshData:
+    """The records and indices of a mesh's T triangles, positions relative to ``origin``.
+
+    A triangle's last corner is a record of its own (record t of triangle t): its
+    provoking vertex (OpenGL's default), whose outputs the fragment shader takes flat, so
+    it carries the triangle's normal, class, look and actor. The other two corners share
+    a record at the same point of the same actor: another triangle's last corner where
+    there is one, else one more record (its normal and class unused). Un-indexed, every
+    corner would be shaded on its own; on llvmpipe vertex shading runs on one thread.
 
     Raises:
         ArgumentError: An actor id above `MAX_ACTOR_ID` (the ids target holds no more).
@@ -274,50 +289,73 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
             f"the raster camera draws actor ids up to {MAX_ACTOR_ID}, not "
             f"{int(mesh.actor.max())}; use renderer: raycast"
         )
-    p = (mesh.vertices - np.asarray(origin, dtype=np.float64))[mesh.triangles]  # (T, 3, 3)
+    local = mesh.vertices - np.asarray(origin, dtype=np.float64)  # (V, 3)
+    tri = mesh.triangles
+    t = len(tri)
+    p = local[tri]  # (T, 3, 3)
     n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
     norm = np.sqrt(np.einsum("ij,ij->i", n, n))
     n /= np.where(norm > 0.0, norm, 1.0)[:, None]
-    out = np.empty((len(p), 3), dtype=VERTEX)
-    out["position"] = p
-    out["normal"] = n[:, None, :]
-    out["ids"][..., 0] = (mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8)[:, None]
-    out["ids"][..., 1] = mesh.actor[:, None]
-    return out.reshape(-1)
+    # A corner's key: its vertex and its triangle's actor (+1, below 2 ** 24).
+    actor = mesh.actor.astype(np.int64) + 1
+    keys = (tri.astype(np.int64) << 25) | actor[:, None]  # (T, 3)
+    own, record = np.unique(keys[:, 2], return_index=True)
+    wanted = keys[:, :2].ravel()
+    at = np.minimum(np.searchsorted(own, wanted), max(len(own) - 1, 0))
+    found = own[at] == wanted if len(own) else np.zeros(len(wanted), dtype=bool)
+    extra = np.unique(wanted[~found])
+    shared = np.where(found, record[at], t + np.searchsorted(extra, wanted))
+    out = np.zeros(t + len(extra), dtype=VERTEX)
+    out["position"][:t] = local[tri[:, 2]]
+    out["normal"][:t] = n
+    out["ids"][:t, 0] = mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8
+    out["ids"][:t, 1] = mesh.actor
+    out["position"][t:] = local[extra >> 25]
+    out["ids"][t:, 1] = (extra & ((1 << 25) - 1)) - 1
+    indices = np.empty((t, 3), dtype=np.uint32)
+    indices[:, :2] = shared.reshape(t, 2)
+    indices[:, 2] = np.arange(t)
+    return MeshData(out, indices.reshape(-1))
 
 
 class _Mesh:
-    """A mesh's vertices on the GPU, with a vertex array for each program."""
+    """A mesh's vertices and indices on the GPU, with a vertex array for each program."""
 
-    def __init__(
-        self, ctx: Any, programs: tuple[Any, Any, Any], data: npt.NDArray[np.void]
-    ) -> None:
-        self.count = len(data)
-        self.capacity = max(self.count, 1)
-        self.buffer = ctx.buffer(reserve=self.capacity * VERTEX.itemsize, dynamic=True)
-        if self.count:
-            self.buffer.write(data.tobytes())
+    def __init__(self, ctx: Any, programs: tuple[Any, Any, Any], data: MeshData) -> None:
+        self.capacity = (max(len(data.vertices), 1), max(len(data.indices), 1))
+        self.buffer = ctx.buffer(reserve=self.capacity[0] * VERTEX.itemsize, dynamic=True)
+        self.indices = ctx.buffer(reserve=self.capacity[1] * 4, dynamic=True)
+        self.count = 0
+        self.write(data)
         lit, unlit, shadow = programs
+
+        def array(program: Any, *content: Any) -> Any:
+            return ctx.vertex_array(
+                program, [content], index_buffer=self.indices, index_element_size=4
+            )
+
         # The scene's program with shadows, without, and the shadow map's.
         self.main = {
-            True: ctx.vertex_array(lit, [(self.buffer, _FORMAT, *_ATTRIBUTES)]),
-            False: ctx.vertex_array(unlit, [(self.buffer, _FORMAT, *_ATTRIBUTES)]),
+            True: array(lit, self.buffer, _FORMAT, *_ATTRIBUTES),
+            False: array(unlit, self.buffer, _FORMAT, *_ATTRIBUTES),
         }
-        self.shadow = ctx.vertex_array(shadow, [(self.buffer, "3f 20x", "in_position")])
+        self.shadow = array(shadow, self.buffer, "3f 20x", "in_position")
 
-    def write(self, data: npt.NDArray[np.void]) -> bool:
-        """Replaces the vertices; False if they do not fit (make a new `_Mesh`)."""
-        if len(data) > self.capacity:
+    def write(self, data: MeshData) -> bool:
+        """Replaces the mesh; False if it does not fit (make a new `_Mesh`)."""
+        if len(data.vertices) > self.capacity[0] or len(data.indices) > self.capacity[1]:
             return False
-        self.count = len(data)
+        self.count = len(data.indices)  # (vertices drawn)
         if self.count:
-            self.buffer.write(data.tobytes())
+            self.buffer.write(data.vertices.tobytes())
+            self.indices.write(data.indices.tobytes())
         return True
 
     def release(self) -> None:
         for vao in self.main.values():
             vao.release()
         self.shadow.release()
+        self.indices.release()
         self.buffer.release()
 
 
