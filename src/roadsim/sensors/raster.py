@@ -5,10 +5,14 @@ GPU and its EGL driver, the GPU. One context per renderer (per simulation); ever
 makes it current on the calling thread and releases it, so that several simulations
 (and threads) may each have one.
 
-The scene's triangles go to the GPU un-indexed, each vertex with its triangle's flat
-normal, surface class, look (its albedo: `roadsim.road.surface_classes.LOOK_ALBEDO`) and
-actor id (a triangle needs its own, which shared vertices cannot give): the static mesh
-once per scene, the moving mesh each time the scene is updated. Positions are in the
+The scene's triangles go to the GPU indexed (`vertex_data`): each triangle's last corner,
+its provoking vertex, is a vertex of its own with the triangle's flat normal, surface
+class, look (its albedo: `roadsim.road.surface_classes.LOOK_ALBEDO`) and actor id, which
+the fragment shader takes flat; its other corners share vertices at the same points. The
+static mesh goes once per scene, the moving mesh each time the scene is updated. On
+llvmpipe, vertex shading, clipping and triangle set-up run on one thread, about half of
+a shot without shadows: hence fewer vertices and few vertex outputs (see
+`_MAIN_VERTEX`). Positions are in the
 scene's local frame (`Scene.origin`, as the ray caster's), in float32, and the camera's
 position is subtracted in the vertex shader, so that a georeferenced map keeps
 millimetres.
