@@ -300,15 +300,19 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> MeshData:
     n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
     norm = np.sqrt(np.einsum("ij,ij->i", n, n))
     n /= np.where(norm > 0.0, norm, 1.0)[:, None]
-    # A corner's key: its vertex and its triangle's actor (+1, below 2 ** 24).
-    actor = mesh.actor.astype(np.int64) + 1
-    keys = (tri.astype(np.int64) << 25) | actor[:, None]  # (T, 3)
-    own, record = np.unique(keys[:, 2], return_index=True)
-    wanted = keys[:, :2].ravel()
-    at = np.minimum(np.searchsorted(own, wanted), max(len(own) - 1, 0))
-    found = own[at] == wanted if len(own) else np.zeros(len(wanted), dtype=bool)
-    extra = np.unique(wanted[~found])
-    shared = np.where(found, record[at], t + np.searchsorted(extra, wanted))
+    # For each mesh vertex, a triangle whose last corner it is (-1: none).
+    last = np.full(len(local), -1, dtype=np.int64)
+    last[tri[:, 2]] = np.arange(t)
+    wanted = tri[:, :2].ravel()
+    actor = np.repeat(mesh.actor, 2)
+    shared = last[wanted]
+    found = shared >= 0
+    found[found] = mesh.actor[shared[found]] == actor[found]
+    # The rest (never a last corner, or only another actor's): records of their own, one
+    # per vertex and actor (+1, below 2 ** 24).
+    keys = (wanted[~found].astype(np.int64) << 25) | (actor[~found] + 1)
+    extra = np.unique(keys)
+    shared[~found] = t + np.searchsorted(extra, keys)
     out = np.zeros(t + len(extra), dtype=VERTEX)
     out["position"][:t] = local[tri[:, 2]]
     out["normal"][:t] = n
