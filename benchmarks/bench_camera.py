@@ -13,9 +13,10 @@ ticks times, after the tick:
   back;
 - ``camera, render only``: the same without the scene update (the mesh as it is);
 - ``camera, no shadows``: render only, ``shadows: false``;
-- ``plain moderngl``: the same vertex and index buffers drawn by a minimal program (position only,
-  a constant colour) into a float32 RGBA colour and a float32 depth target, both read
-  back: the floor of a GL camera on this machine, which our layer adds to;
+- ``plain moderngl``: the same vertex and index buffers drawn by a minimal program
+  (position only, a constant colour) into a float32 RGBA colour and a float32 depth
+  target, both read back: the floor of a GL camera on this machine, which our layer adds
+  to;
 - ``ray-cast camera``: the same shot by `RaycastRenderer` (Embree, one ray per pixel,
   shadow rays), the fallback.
 
