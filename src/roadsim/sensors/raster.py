@@ -10,11 +10,10 @@ its provoking vertex, is a vertex of its own with the triangle's flat normal, su
 class, look (its albedo: `roadsim.road.surface_classes.LOOK_ALBEDO`) and actor id, which
 the fragment shader takes flat; its other corners share vertices at the same points. The
 static mesh goes once per scene, the moving mesh each time the scene is updated. On
-llvmpipe, vertex shading, clipping and triangle set-up run on one thread, about half of
-a shot without shadows: hence fewer vertices and few vertex outputs (see
-`_MAIN_VERTEX`). Positions are in the
-scene's local frame (`Scene.origin`, as the ray caster's), in float32, and the camera's
-position is subtracted in the vertex shader, so that a georeferenced map keeps
+llvmpipe, vertex shading, clipping and triangle set-up run on one thread, whatever the
+image size: hence few vertices, and few outputs for each (`_MAIN_VERTEX`). Positions are
+in the scene's local frame (`Scene.origin`, as the ray caster's), in float32, and the
+camera's position is subtracted in the vertex shader, so that a georeferenced map keeps
 millimetres.
 
 A shot is three passes into float32 render targets:
@@ -158,7 +157,9 @@ void main() {
     // The pixel's ray (sensor frame (1, (center - window) / focal)) meets the plane at
     // depth plane / (n . ray): its inverse is affine in the window position.
     vec3 normal = in_normal * u_rotation;  // (the sensor frame)
-    v_inverse_depth = vec3(normal.x, normal.yz / u_focal) / plane;
+    // (None for a plane through the camera, or no plane: a corner that is not the
+    // provoking vertex may have no normal. The fragment shader then takes 1 / w.)
+    v_inverse_depth = plane != 0.0 ? vec3(normal.x, normal.yz / u_focal) / plane : vec3(0.0);
     v_ids = ((in_ids.x & 255) << 24) | (in_ids.y + 1);
 }
 """
