@@ -13,15 +13,22 @@ ticks times, after the tick:
   back;
 - ``camera, render only``: the same without the scene update (the mesh as it is);
 - ``camera, no shadows``: render only, ``shadows: false``;
-- ``plain moderngl``: the same vertex buffers drawn by a minimal program (position only,
-  a constant colour) into a float32 RGBA colour and a float32 depth target, both read
-  back: the floor of a GL camera on this machine, which our layer adds to;
+- ``plain moderngl``: the same vertex and index buffers drawn by a minimal program
+  (position only, a constant colour) into a float32 RGBA colour and a float32 depth
+  target, both read back: the floor of a GL camera on this machine, which our layer adds
+  to;
 - ``ray-cast camera``: the same shot by `RaycastRenderer` (Embree, one ray per pixel,
   shadow rays), the fallback.
 
-It prints the median ms and frames per second of each and, to show the work is real, the
-triangles drawn, the share of sky pixels, the actors visible, the classes seen, how often
-the static mesh's shadow map was drawn and the slowest shot.
+With ``--stages``, it also times a shot's stages apart (`RasterRenderer._stages`: the
+upload, the shadow maps, the scene, the sky, the read-back), waiting for llvmpipe to
+finish each (glFinish) before the next, with and without shadows.
+
+It prints the median ms and frames per second of each, the median CPU time of the process
+(all its threads: llvmpipe's and Embree's too) beside it, which a busy machine's time
+slicing leaves out of the count, and, to show the work is real, the triangles drawn, the
+share of sky pixels, the actors visible, the classes seen, how often the static mesh's
+shadow map was drawn and the slowest shot.
 """
 
 from __future__ import annotations
@@ -86,14 +93,16 @@ def scenario(vehicles: int) -> Path:
     return path
 
 
-def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
-    """(ms, result) of one call."""
-    start = time.perf_counter()
+def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[tuple[float, float], T]:
+    """((wall ms, process CPU ms), result) of one call."""
+    cpu, start = time.process_time(), time.perf_counter()
     out = fn(*args, **kwargs)
-    return (time.perf_counter() - start) * 1e3, out
+    return ((time.perf_counter() - start) * 1e3, (time.process_time() - cpu) * 1e3), out
 
 
-def sample(scene: Scene, camera: Camera, sim: Simulation, raster: RasterRenderer) -> CameraImage | None:
+def sample(
+    scene: Scene, camera: Camera, sim: Simulation, raster: RasterRenderer
+) -> CameraImage | None:
     """One shot as the simulation takes it: the moving mesh rebuilt, then the images."""
     scene.update(sim.state, -1 - sim.frame)  # (a frame the scene has not seen)
     return camera.sample(scene, sim.state, sim.frame, sim.time, raster, sim._rays.lighting)
@@ -132,7 +141,10 @@ class Plain:
                 vao = self.arrays.get(id(mesh.buffer))
                 if vao is None:
                     vao = self.arrays[id(mesh.buffer)] = ctx.vertex_array(
-                        self.program, [(mesh.buffer, "3f 20x", "in_position")]
+                        self.program,
+                        [(mesh.buffer, "3f 20x", "in_position")],
+                        index_buffer=mesh.indices,
+                        index_element_size=4,
                     )
                 vao.render(ctx.TRIANGLES, vertices=mesh.count)
             w, h = self.size
@@ -140,6 +152,20 @@ class Plain:
             depth = np.empty((h, w), dtype=np.float32)
             self.fbo.read_into(color, components=3, attachment=0, dtype="f4")
             self.fbo.read_into(depth, components=1, attachment=1, dtype="f4")
+
+
+def stages(raster: RasterRenderer, scene: Scene, shot: Shot) -> dict[str, tuple[float, float]]:
+    """(wall ms, process CPU ms) of each stage of a shot, each finished before the next."""
+    out = {}
+    with raster._ctx as ctx:
+        ctx.finish()
+        cpu, start = time.process_time(), time.perf_counter()
+        for name, _ in raster._stages(scene, shot):
+            ctx.finish()
+            now, now_cpu = time.perf_counter(), time.process_time()
+            out[name] = ((now - start) * 1e3, (now_cpu - cpu) * 1e3)
+            cpu, start = now_cpu, now
+    return out
 
 
 def run(args: argparse.Namespace) -> None:
@@ -153,8 +179,9 @@ def run(args: argparse.Namespace) -> None:
         light = sim._rays.lighting
         keys = ("camera", "camera, render only", "camera, no shadows", "plain moderngl",
                 "ray-cast camera")  # fmt: skip
-        times: dict[str, list[float]] = {k: [] for k in keys}
+        times: dict[str, list[tuple[float, float]]] = {k: [] for k in keys}
         sky, actors, agree = [], [], []
+        staged: dict[tuple[bool, str], list[tuple[float, float]]] = {}
         for k in range(args.samples + 2):
             sim.step()
             st = sim.state
@@ -167,6 +194,11 @@ def run(args: argparse.Namespace) -> None:
             t_bare, _ = timed(raster.render, scene, bare)
             t_plain, _ = timed(plain.render, scene, shot)
             t_cast, cast = timed(raycast.render, scene, shot)
+            if args.stages:
+                for lit in (True, False):
+                    s = Shot(camera.model, image.pose, light, camera.mount.actor, lit)
+                    for name, t in stages(raster, scene, s).items():
+                        staged.setdefault((lit, name), []).append(t)
             if k < 2:  # warm-up
                 continue
             for key, t in zip(keys, (t_camera, t_render, t_bare, t_plain, t_cast), strict=True):
@@ -179,20 +211,29 @@ def run(args: argparse.Namespace) -> None:
             f"90 deg; {len(scene.static.triangles):,} static + {len(scene.moving.triangles):,} "
             f"moving triangles; {raster.description}"
         )
-        print(f"median of {args.samples} samples:")
+        print(f"median of {args.samples} samples, load average {os.getloadavg()[0]:.2f}:")
         for key in keys:
-            ms = statistics.median(times[key])
-            print(f"  {key:22s} {ms:7.2f} ms  {1e3 / ms:6.1f} frames/s")
+            ms = statistics.median(t for t, _ in times[key])
+            cpu = statistics.median(c for _, c in times[key])
+            print(f"  {key:22s} {ms:7.2f} ms  {1e3 / ms:6.1f} frames/s  (CPU {cpu:7.2f} ms)")
         print(
             f"static shadow map draws: {raster.static_shadow_draws} in "
             f"{3 * (args.samples + 2)} shadowed shots (warm-up included); slowest camera shot "
-            f"{max(times['camera']):.2f} ms"
+            f"{max(t for t, _ in times['camera']):.2f} ms"
         )
         print(
             f"sky pixels {100 * statistics.median(sky):.1f}% (median), actors visible "
             f"{statistics.median(actors):.0f} (median, {min(actors)}-{max(actors)}), classes "
             f"agreeing with the ray-cast camera {100 * min(agree):.2f}% of pixels at worst"
         )
+        for lit in (True, False) if args.stages else ():
+            print(f"stages of a shot {'with' if lit else 'without'} shadows, each finished "
+                  "before the next: median wall ms (CPU ms)")  # fmt: skip
+            print("  " + ", ".join(
+                f"{name} {statistics.median(t for t, _ in ts[2:]):.2f} "
+                f"({statistics.median(c for _, c in ts[2:]):.2f})"
+                for (on, name), ts in staged.items() if on == lit
+            ))  # fmt: skip
         raster.close()
 
 
@@ -200,6 +241,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=SAMPLES, help=f"default {SAMPLES}")
     parser.add_argument("--vehicles", type=int, default=200, help="default 200")
+    parser.add_argument("--stages", action="store_true", help="time a shot's stages apart")
     run(parser.parse_args(argv))
 
 

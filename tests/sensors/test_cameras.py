@@ -132,6 +132,28 @@ def test_class_and_actor_survive_their_packing_into_one_integer(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_a_shots_images_are_its_own(kind: str, renderers: dict[str, object]) -> None:
+    """A later shot leaves an earlier one's images as they were (the raster camera reads
+    the ids back into an array it keeps, and unpacks them into new ones)."""
+    v, tri = boxes(
+        np.array([10.0]), np.zeros(1), np.zeros(1), np.zeros(1),
+        np.full(1, 2.0), np.full(1, 2.0), np.full(1, 2.0),
+    )  # fmt: skip
+    scene = Scene(SceneMesh.of(v, tri, SURFACE_IDS["car"], actor=7), ("car",))
+    model = CameraModel(64, 48, 90.0)
+    render = renderers[kind].render  # type: ignore[attr-defined]
+    at = np.array([0.0, 0.0, 1.0])
+    first = render(scene, Shot(model, Pose(at, np.eye(3)), Lighting.of()))
+    kept = [a.copy() for a in first]
+    assert np.any(first.actor_ids == 7) and np.any(first.surface_ids == SURFACE_IDS["car"])
+    away = np.diag([-1.0, -1.0, 1.0])  # (sky everywhere)
+    second = render(scene, Shot(model, Pose(at, away), Lighting.of()))
+    assert np.all(second.actor_ids == -1)
+    for now, then in zip(first, kept, strict=True):
+        np.testing.assert_array_equal(now, then)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_lane_markings_show_in_their_paint(kind: str, renderers: dict[str, object]) -> None:
     """Two marks on a road, seen from above: a yellow one (look: the paint) and a white one
     (look: the class's own), both of class lane_marking, each in its colour."""

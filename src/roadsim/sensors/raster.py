@@ -5,12 +5,15 @@ GPU and its EGL driver, the GPU. One context per renderer (per simulation); ever
 makes it current on the calling thread and releases it, so that several simulations
 (and threads) may each have one.
 
-The scene's triangles go to the GPU un-indexed, each vertex with its triangle's flat
-normal, surface class, look (its albedo: `roadsim.road.surface_classes.LOOK_ALBEDO`) and
-actor id (a triangle needs its own, which shared vertices cannot give): the static mesh
-once per scene, the moving mesh each time the scene is updated. Positions are in the
-scene's local frame (`Scene.origin`, as the ray caster's), in float32, and the camera's
-position is subtracted in the vertex shader, so that a georeferenced map keeps
+The scene's triangles go to the GPU indexed (`vertex_data`): each triangle's last corner,
+its provoking vertex, is a vertex of its own with the triangle's flat normal, surface
+class, look (its albedo: `roadsim.road.surface_classes.LOOK_ALBEDO`) and actor id, which
+the fragment shader takes flat; its other corners share vertices at the same points. The
+static mesh goes once per scene, the moving mesh each time the scene is updated. On
+llvmpipe, vertex shading, clipping and triangle set-up run on one thread, whatever the
+image size: hence few vertices, and few outputs for each (`_MAIN_VERTEX`). Positions are
+in the scene's local frame (`Scene.origin`, as the ray caster's), in float32, and the
+camera's position is subtracted in the vertex shader, so that a georeferenced map keeps
 millimetres.
 
 A shot is three passes into float32 render targets:
@@ -42,7 +45,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +65,7 @@ __all__ = [
     "SHADOW_MAP_SIZE",
     "SHADOW_SNAP_M",
     "STATIC_SHADOW_MAPS",
+    "MeshData",
     "RasterRenderer",
     "unpack_ids",
     "vertex_data",
@@ -96,8 +101,15 @@ _FORMAT = "3f 3f 2i"
 _ATTRIBUTES = ("in_position", "in_normal", "in_ids")
 
 #: The scene's vertex shader, compiled with and without shadows (SHADOWS 1 or 0, as the
-#: fragment shader). The shadow maps' coordinates are affine in the position, so that
-#: they are interpolated exactly, instead of computed for every fragment.
+#: fragment shader). Every triangle is flat (one normal, one class, one look), so what
+#: does not vary across it is worked out here and handed to the fragment shader flat:
+#: its light, the coefficients of its inverse depth and its packed ids. On llvmpipe a
+#: shot's time goes to the fragments (in blocks of 4 x 4, partly covered ones too) and to
+#: each vertex's outputs (copied, clipped and set up for every triangle, in slots of four
+#: floats), so the fragment shader keeps only what changes from pixel to pixel and the
+#: outputs fill two flat slots: colour (three floats or, with shadows, four) and inverse
+#: depth (three floats) with the ids. The shadow maps' coordinates are affine in the
+#: position, so that they are interpolated exactly (one more slot).
 _MAIN_VERTEX = """
 #version 330
 #define SHADOWS %(shadows)d
@@ -106,28 +118,49 @@ uniform mat4 u_projection;
 uniform mat3 u_eye;
 uniform vec3 u_camera;
 uniform int u_ignore;
+uniform mat3 u_rotation;
+uniform float u_focal;
+uniform vec3 u_sun_direction;
+uniform vec3 u_sun;
+uniform vec3 u_ambient;
+uniform vec3 u_albedo[%(looks)d];  // by look
 in vec3 in_position;
 in vec3 in_normal;
 in ivec2 in_ids;
-out vec3 v_offset;
-flat out vec3 v_normal;
-flat out float v_plane;
-flat out ivec2 v_ids;
 #if SHADOWS
+flat out vec4 v_color;  // (albedo x sky light, sun light / sky light): see the fragment shader
 out vec3 v_light;
+#else
+flat out vec3 v_color;  // the radiance
 #endif
+flat out vec3 v_inverse_depth;  // 1 / depth = x + y (center - window).x + z (...).y
+flat out int v_ids;  // class << 24 | actor + 1
 void main() {
 #if SHADOWS
     v_light = (u_light * vec4(in_position, 1.0)).xyz * 0.5 + 0.5;
 #endif
-    v_offset = in_position - u_camera;
-    v_plane = dot(in_normal, v_offset);  // the triangle's plane: n . (p - camera)
-    gl_Position = u_projection * vec4(u_eye * v_offset, 1.0);
+    vec3 offset = in_position - u_camera;
+    float plane = dot(in_normal, offset);  // the triangle's plane: n . (p - camera)
+    gl_Position = u_projection * vec4(u_eye * offset, 1.0);
     if (u_ignore >= 0 && in_ids.y == u_ignore) {
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);  // out of the clip volume: not drawn
     }
-    v_normal = in_normal;
-    v_ids = in_ids;
+    vec3 n = plane > 0.0 ? -in_normal : in_normal;  // the side the camera sees
+    vec3 albedo = u_albedo[min(in_ids.x >> 8, %(looks)d - 1)];
+    float sky = 0.65 + 0.35 * n.z;  // (0.3 at least)
+    float sun = max(dot(n, u_sun_direction), 0.0);
+#if SHADOWS
+    v_color = vec4(albedo * sky, sun / sky);
+#else
+    v_color = albedo * (u_ambient * sky + u_sun * sun);
+#endif
+    // The pixel's ray (sensor frame (1, (center - window) / focal)) meets the plane at
+    // depth plane / (n . ray): its inverse is affine in the window position.
+    vec3 normal = in_normal * u_rotation;  // (the sensor frame)
+    // (None for a plane through the camera, or no plane: a corner that is not the
+    // provoking vertex may have no normal. The fragment shader then takes 1 / w.)
+    v_inverse_depth = plane != 0.0 ? vec3(normal.x, normal.yz / u_focal) / plane : vec3(0.0);
+    v_ids = ((in_ids.x & 255) << 24) | (in_ids.y + 1);
 }
 """
 
@@ -138,45 +171,40 @@ void main() {
 _MAIN_FRAGMENT = """
 #version 330
 #define SHADOWS %(shadows)d
-uniform vec3 u_forward;
-uniform vec3 u_sun_direction;
-uniform vec3 u_sun;
-uniform vec3 u_ambient;
-uniform vec3 u_albedo[%(looks)d];  // by look
 uniform float u_bias;
 uniform sampler2DShadow u_static_shadow;
 uniform sampler2DShadow u_actor_shadow;
-uniform mat3 u_rotation;
+uniform vec3 u_sun;
+uniform vec3 u_ambient;
 uniform vec2 u_center;
-uniform float u_focal;
-in vec3 v_offset;
-flat in vec3 v_normal;
-flat in float v_plane;
-flat in ivec2 v_ids;
 #if SHADOWS
+flat in vec4 v_color;
 in vec3 v_light;
+#else
+flat in vec3 v_color;
 #endif
+flat in vec3 v_inverse_depth;
+flat in int v_ids;
 layout(location = 0) out vec4 out_color;
 layout(location = 1) out float out_depth;
-layout(location = 2) out int out_ids;  // class << 24 | actor + 1
+layout(location = 2) out int out_ids;
 void main() {
-    vec3 n = dot(v_normal, v_offset) > 0.0 ? -v_normal : v_normal;
-    float direct = max(dot(n, u_sun_direction), 0.0);
 #if SHADOWS
-    if (direct > 0.0 && all(greaterThan(v_light, vec3(0.0))) && all(lessThan(v_light, vec3(1.0)))) {
-        vec3 at = vec3(v_light.xy, v_light.z - u_bias);
-        direct *= texture(u_static_shadow, at) * texture(u_actor_shadow, at);
-    }
+    vec3 at = vec3(v_light.xy, v_light.z - u_bias);
+    float lit = texture(u_static_shadow, at) * texture(u_actor_shadow, at);
+    // Outside the maps' square nothing is in shadow (no branch: llvmpipe runs both sides).
+    bool inside = all(greaterThan(v_light, vec3(0.0))) && all(lessThan(v_light, vec3(1.0)));
+    out_color = vec4(v_color.rgb * (u_ambient + u_sun * (v_color.a * (inside ? lit : 1.0))), 1.0);
+#else
+    out_color = vec4(v_color, 1.0);
 #endif
-    vec3 albedo = u_albedo[min(v_ids.x >> 8, %(looks)d - 1)];
-    out_color = vec4(albedo * (u_sun * direct + u_ambient * (0.65 + 0.35 * n.z)), 1.0);
-    // Depth where the pixel's ray (forward component 1) meets the triangle's plane: as
-    // exact as float32 however large the triangle, where the interpolated offset is not
-    // (on NVIDIA's driver, 1.7 cm at 40 m across a 1 km triangle).
-    vec3 ray = u_rotation * vec3(1.0, (u_center - gl_FragCoord.xy) / u_focal);
-    float facing = dot(v_normal, ray);
-    out_depth = abs(facing) > 1e-6 ? v_plane / facing : dot(u_forward, v_offset);
-    out_ids = ((v_ids.x & 255) << 24) | (v_ids.y + 1);
+    // Depth along the optical axis from the triangle's plane: as exact as float32 however
+    // large the triangle, where the interpolated one is not (on NVIDIA's driver, 1.7 cm
+    // at 40 m across a 1 km triangle). Edge on (the camera in the plane), the
+    // interpolated eye depth (1 / w) serves.
+    float depth = 1.0 / (v_inverse_depth.x + dot(v_inverse_depth.yz, u_center - gl_FragCoord.xy));
+    out_depth = depth > 0.0 && depth < 1e30 ? depth : 1.0 / gl_FragCoord.w;
+    out_ids = v_ids;
 }
 """
 
@@ -241,8 +269,22 @@ void main() {
 """
 
 
-def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
-    """(3 T,) `VERTEX` records of a mesh's T triangles, positions relative to ``origin``.
+class MeshData(NamedTuple):
+    """A mesh as drawn: `VERTEX` records and, three per triangle, their indices."""
+
+    vertices: npt.NDArray[np.void]
+    indices: npt.NDArray[np.uint32]
+
+
+def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> MeshData:
+    """The records and indices of a mesh's T triangles, positions relative to ``origin``.
+
+    A triangle's last corner is a record of its own (record t of triangle t): its
+    provoking vertex (OpenGL's default), whose outputs the fragment shader takes flat, so
+    it carries the triangle's normal, class, look and actor. The other two corners share
+    a record at the same point of the same actor: another triangle's last corner where
+    there is one, else one more record (its normal and class unused). Un-indexed, every
+    corner would be shaded on its own; on llvmpipe vertex shading runs on one thread.
 
     Raises:
         ArgumentError: An actor id above `MAX_ACTOR_ID` (the ids target holds no more).
@@ -252,50 +294,77 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> npt.NDArray[np.void]:
             f"the raster camera draws actor ids up to {MAX_ACTOR_ID}, not "
             f"{int(mesh.actor.max())}; use renderer: raycast"
         )
-    p = (mesh.vertices - np.asarray(origin, dtype=np.float64))[mesh.triangles]  # (T, 3, 3)
+    local = mesh.vertices - np.asarray(origin, dtype=np.float64)  # (V, 3)
+    tri = mesh.triangles
+    t = len(tri)
+    p = local[tri]  # (T, 3, 3)
     n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
     norm = np.sqrt(np.einsum("ij,ij->i", n, n))
     n /= np.where(norm > 0.0, norm, 1.0)[:, None]
-    out = np.empty((len(p), 3), dtype=VERTEX)
-    out["position"] = p
-    out["normal"] = n[:, None, :]
-    out["ids"][..., 0] = (mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8)[:, None]
-    out["ids"][..., 1] = mesh.actor[:, None]
-    return out.reshape(-1)
+    # For each mesh vertex, a triangle whose last corner it is (-1: none).
+    last = np.full(len(local), -1, dtype=np.int64)
+    last[tri[:, 2]] = np.arange(t)
+    wanted = tri[:, :2].ravel()
+    actor = np.repeat(mesh.actor, 2)
+    shared = last[wanted]
+    found = shared >= 0
+    found[found] = mesh.actor[shared[found]] == actor[found]
+    # The rest (never a last corner, or only another actor's): records of their own, one
+    # per vertex and actor (+1, below 2 ** 24).
+    keys = (wanted[~found].astype(np.int64) << 25) | (actor[~found] + 1)
+    extra = np.unique(keys)
+    shared[~found] = t + np.searchsorted(extra, keys)
+    out = np.zeros(t + len(extra), dtype=VERTEX)
+    out["position"][:t] = local[tri[:, 2]]
+    out["normal"][:t] = n
+    out["ids"][:t, 0] = mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8
+    out["ids"][:t, 1] = mesh.actor
+    out["position"][t:] = local[extra >> 25]
+    out["ids"][t:, 1] = (extra & ((1 << 25) - 1)) - 1
+    indices = np.empty((t, 3), dtype=np.uint32)
+    indices[:, :2] = shared.reshape(t, 2)
+    indices[:, 2] = np.arange(t)
+    return MeshData(out, indices.reshape(-1))
 
 
 class _Mesh:
-    """A mesh's vertices on the GPU, with a vertex array for each program."""
+    """A mesh's vertices and indices on the GPU, with a vertex array for each program."""
 
-    def __init__(
-        self, ctx: Any, programs: tuple[Any, Any, Any], data: npt.NDArray[np.void]
-    ) -> None:
-        self.count = len(data)
-        self.capacity = max(self.count, 1)
-        self.buffer = ctx.buffer(reserve=self.capacity * VERTEX.itemsize, dynamic=True)
-        if self.count:
-            self.buffer.write(data.tobytes())
+    def __init__(self, ctx: Any, programs: tuple[Any, Any, Any], data: MeshData) -> None:
+        self.capacity = (max(len(data.vertices), 1), max(len(data.indices), 1))
+        self.buffer = ctx.buffer(reserve=self.capacity[0] * VERTEX.itemsize, dynamic=True)
+        self.indices = ctx.buffer(reserve=self.capacity[1] * 4, dynamic=True)
+        self.count = 0
+        self.write(data)
         lit, unlit, shadow = programs
+
+        def array(program: Any, *content: Any) -> Any:
+            return ctx.vertex_array(
+                program, [content], index_buffer=self.indices, index_element_size=4
+            )
+
         # The scene's program with shadows, without, and the shadow map's.
         self.main = {
-            True: ctx.vertex_array(lit, [(self.buffer, _FORMAT, *_ATTRIBUTES)]),
-            False: ctx.vertex_array(unlit, [(self.buffer, _FORMAT, *_ATTRIBUTES)]),
+            True: array(lit, self.buffer, _FORMAT, *_ATTRIBUTES),
+            False: array(unlit, self.buffer, _FORMAT, *_ATTRIBUTES),
         }
-        self.shadow = ctx.vertex_array(shadow, [(self.buffer, "3f 20x", "in_position")])
+        self.shadow = array(shadow, self.buffer, "3f 20x", "in_position")
 
-    def write(self, data: npt.NDArray[np.void]) -> bool:
-        """Replaces the vertices; False if they do not fit (make a new `_Mesh`)."""
-        if len(data) > self.capacity:
+    def write(self, data: MeshData) -> bool:
+        """Replaces the mesh; False if it does not fit (make a new `_Mesh`)."""
+        if len(data.vertices) > self.capacity[0] or len(data.indices) > self.capacity[1]:
             return False
-        self.count = len(data)
+        self.count = len(data.indices)  # (vertices drawn)
         if self.count:
-            self.buffer.write(data.tobytes())
+            self.buffer.write(data.vertices.tobytes())
+            self.indices.write(data.indices.tobytes())
         return True
 
     def release(self) -> None:
         for vao in self.main.values():
             vao.release()
         self.shadow.release()
+        self.indices.release()
         self.buffer.release()
 
 
@@ -352,7 +421,11 @@ class _Targets:
 
     Class and actor share a target: on llvmpipe each attachment costs time in every pass.
     Depth keeps its own: in the colour's alpha, reading the colour back as RGB would take
-    a second read or a strided copy, which costs more than the target."""
+    a second read or a strided copy, which costs more than the target.
+
+    The ids are read back into an array kept here (``ids``) and unpacked from it into new
+    ones: reading into new memory costs its first touch of every page (0.5 ms a shot for
+    640 x 480 here), which the unpacking pays anyway."""
 
     def __init__(self, ctx: Any, size: tuple[int, int]) -> None:
         self.size = size
@@ -364,6 +437,7 @@ class _Targets:
         self.depth = ctx.depth_renderbuffer(size)
         self.fbo = ctx.framebuffer(self.attachments, self.depth)
         self.depth_only = ctx.framebuffer((), self.depth)
+        self.ids = np.empty(size[::-1], dtype=np.int32)
 
     def release(self) -> None:
         self.fbo.release()
@@ -407,8 +481,8 @@ class RasterRenderer:
             self._main: dict[bool, Any] = {}
             for shadows in (True, False):
                 main = self._main[shadows] = ctx.program(
-                    vertex_shader=_MAIN_VERTEX % {"shadows": shadows},
-                    fragment_shader=_MAIN_FRAGMENT % {"looks": looks, "shadows": shadows},
+                    vertex_shader=_MAIN_VERTEX % {"looks": looks, "shadows": shadows},
+                    fragment_shader=_MAIN_FRAGMENT % {"shadows": shadows},
                 )
                 main["u_albedo"].write(LOOK_ALBEDO.astype("f4").tobytes())
             self._main[True]["u_static_shadow"].value = 0
@@ -479,40 +553,52 @@ class RasterRenderer:
     # -- a shot ----------------------------------------------------------------------------------
 
     def render(self, scene: Scene, shot: Shot) -> Images:
+        with self._ctx:
+            *_, (_, images) = self._stages(scene, shot)
+        assert images is not None
+        return images
+
+    def _stages(self, scene: Scene, shot: Shot) -> Iterator[tuple[str, Images | None]]:
+        """A shot, stage by stage (the context current): each stage's name once its
+        commands are issued, and the images after the last (``read back``).
+        `benchmarks/bench_camera.py` times them apart."""
+        ctx = self._ctx
         model, pose, light = shot.model, shot.pose, shot.lighting
         size = (model.width, model.height)
         camera = pose.position - scene.origin
-        with self._ctx as ctx:
-            self._upload(scene)
-            ctx.enable(self._gl.DEPTH_TEST)
-            shadows = shot.shadows and not light.night
-            if shadows:
-                key, light_matrix = _shadow_square(camera, pose.rotation[:, 0], light)
-                self._draw_shadows(light_matrix, key)
-            targets = self._targets.get(size)
-            if targets is None:
-                targets = self._targets[size] = _Targets(ctx, size)
-            targets.depth_only.clear(depth=1.0)
-            targets.fbo.use()
-            main = self._main[shadows]
-            main["u_projection"].write(_mat4(model.gl_projection()))
-            main["u_eye"].write(_mat3(GL_EYE_FROM_SENSOR @ pose.rotation.T))
-            main["u_camera"].value = tuple(camera.tolist())
-            main["u_ignore"].value = int(shot.ignore_actor)
-            main["u_forward"].value = tuple(pose.rotation[:, 0].tolist())
-            main["u_rotation"].write(_mat3(pose.rotation))
-            main["u_center"].value = model.center
-            main["u_focal"].value = model.focal
-            main["u_sun_direction"].value = tuple(light.sun_direction.tolist())
-            main["u_sun"].value = tuple(light.sun.tolist())
-            main["u_ambient"].value = tuple(light.ambient.tolist())
-            if shadows:
-                main["u_light"].write(_mat4(light_matrix))
-                main["u_bias"].value = _SHADOW_BIAS
-            ctx.depth_func = "<"
-            self._draw(lit=shadows)
-            self._draw_sky(model, pose.rotation, light)
-            return self._read(targets, model)
+        self._upload(scene)
+        yield "upload", None
+        ctx.enable(self._gl.DEPTH_TEST)
+        shadows = shot.shadows and not light.night
+        if shadows:
+            key, light_matrix = _shadow_square(camera, pose.rotation[:, 0], light)
+            self._draw_shadows(light_matrix, key)
+        yield "shadow maps", None
+        targets = self._targets.get(size)
+        if targets is None:
+            targets = self._targets[size] = _Targets(ctx, size)
+        targets.depth_only.clear(depth=1.0)
+        targets.fbo.use()
+        main = self._main[shadows]
+        main["u_projection"].write(_mat4(model.gl_projection()))
+        main["u_eye"].write(_mat3(GL_EYE_FROM_SENSOR @ pose.rotation.T))
+        main["u_camera"].value = tuple(camera.tolist())
+        main["u_ignore"].value = int(shot.ignore_actor)
+        main["u_rotation"].write(_mat3(pose.rotation))
+        main["u_center"].value = model.center
+        main["u_focal"].value = model.focal
+        main["u_sun_direction"].value = tuple(light.sun_direction.tolist())
+        main["u_sun"].value = tuple(light.sun.tolist())
+        main["u_ambient"].value = tuple(light.ambient.tolist())
+        if shadows:
+            main["u_light"].write(_mat4(light_matrix))
+            main["u_bias"].value = _SHADOW_BIAS
+        ctx.depth_func = "<"
+        self._draw(lit=shadows)
+        yield "scene", None
+        self._draw_sky(model, pose.rotation, light)
+        yield "sky", None
+        yield "read back", self._read(targets, model)
 
     def _draw_sky(self, model: CameraModel, rotation: Any, light: Lighting) -> None:
         from roadsim.sensors.camera_model import SUN_GLOW_WIDTH
@@ -542,11 +628,10 @@ class RasterRenderer:
         fbo = targets.fbo
         color = np.empty((h, w, 3), dtype=np.float32)
         depth = np.empty((h, w), dtype=np.float32)
-        ids = np.empty((h, w), dtype=np.int32)
         fbo.read_into(color, components=3, attachment=0, dtype="f4")
         fbo.read_into(depth, components=1, attachment=1, dtype="f4")
-        fbo.read_into(ids, components=1, attachment=2, dtype="i4")
-        surface, actor = unpack_ids(ids)
+        fbo.read_into(targets.ids, components=1, attachment=2, dtype="i4")
+        surface, actor = unpack_ids(targets.ids)
         return Images(color, depth, surface, actor)
 
     def close(self) -> None:
