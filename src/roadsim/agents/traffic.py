@@ -323,7 +323,7 @@ class TrafficModel:
             salt, dt,
         )  # fmt: skip
         passage_waits = self.passages.gaps(
-            me, seen.lanes, seen.start, gate.boxed, actors.half_length, actors.speed
+            me, seen.lanes, seen.start, gate.boxed, actors.half_length, actors.speed, salt
         )
         if passage_waits is not None:
             np.minimum(waits, passage_waits, out=waits)
