@@ -106,7 +106,10 @@ class CollisionLog:
         bend = abs(float(table.curvature[sample]))
         radius = f"R {1.0 / bend:.0f} m" if bend > 1e-4 else "straight"
         where = "junction" if info.junction[u] >= 0 else "road"
-        return f"{model} #{actor} lane {u} ({where}, {radius}, {st.speed[k]:.1f} m/s)"
+        return (
+            f"{model} #{actor} lane {u} at {p:.1f} of {info.length[u]:.1f} m, t {st.t[k]:.1f} m "
+            f"({where}, {radius}, {st.speed[k]:.1f} m/s)"
+        )
 
     def step(self) -> None:
         self.sim.step()

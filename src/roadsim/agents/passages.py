@@ -18,9 +18,9 @@ enter it. It is let in when no long vehicle coming the other way is in the passa
 been let in, or asked before it (the nearer one asks first, then the lower slot); else it
 waits `WAIT_BEFORE` metres before the passage. Once let in, it keeps its place until it
 has left the passage. A long vehicle never waits in a junction's box
-(`roadsim.agents.junctions`): one whose place to wait falls in it waits before the box,
-and one already in the box goes on. Cars are not held: the room a car makes on a bend is enough beside
-a long vehicle (`tests/agents/test_bend_meetings.py`).
+(`roadsim.agents.junctions`): one that would stand in it, even in part, waits before the
+box, and one already in the box goes on. Cars are not held: the room a car makes on a
+bend is enough beside a long vehicle (`tests/agents/test_bend_meetings.py`).
 """
 
 from __future__ import annotations
