@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from roadsim import Simulation
-from roadsim.agents.junctions import JunctionGate, rerouted
+from roadsim.agents.junctions import SWEEP_LENGTH, JunctionGate, rerouted
 from roadsim.road.builder import (
     Document,
     JunctionSpec,
@@ -89,7 +89,11 @@ def blocked_link_scenario(folder: Path) -> Scenario:
                 "spawn_area": {"roads": ["1"]},
             },
             "objects": [
-                {"type": "box", "size": [1.0, 3.4, 1.0], "position": {"road": "2", "lane": -1, "s": 3}}
+                {
+                    "type": "box",
+                    "size": [1.0, 3.4, 1.0],
+                    "position": {"road": "2", "lane": -1, "s": 3},
+                }
             ],
         }
     )
@@ -141,3 +145,40 @@ def test_rerouting_leaves_the_fork_another_way_and_keeps_the_marks() -> None:
     # The vehicle that follows the scenario's route keeps its route.
     ego = np.uint64(123456789) | np.uint64(1 << ROUTE_BIT)
     assert rerouted(la, ego, int(forks[0]), choose_next(la, ego, int(forks[0]))) == ego
+
+
+def test_a_truck_crosses_two_junctions_joined_by_a_link_it_cannot_wait_on(
+    tmp_path: Path,
+) -> None:
+    """A 13 m link has no room for a 12 m truck, the room it leaves behind it and the
+    setback before junction B: with long vehicles about, it joins A and B into one box
+    and the truck is let in through both. Before, the truck waited before A for ever (the
+    link never had room for it), and on CARLA's Town07 with trucks and buses most
+    vehicles stood in the queues behind such trucks."""
+    path = tmp_path / "chain.xodr"
+    path.write_bytes(_chain((0.0,), 13.0).to_xml())
+    traffic = {"count": 1, "min_gap": 10, "mix": {"truck": 1.0}, "spawn_area": {"roads": ["1"]}}
+    sim = Simulation(Scenario.model_validate({"map": str(path), "seed": 0, "traffic": traffic}))
+    info = sim.lane_info
+    assert sim.junction_box[_lanes_of(info, "M")].all()
+    road_2 = _lanes_of(info, "2")
+    for _ in range(round(60.0 / sim.dt)):
+        sim.step()
+        st = sim.state
+        truck = np.flatnonzero(st.active & (st.kind == VEHICLE))[0]
+        if np.isin(st.uid[truck], road_2):
+            break
+    assert np.isin(st.uid[truck], road_2)
+    assert not sim.events
+
+
+def test_a_link_a_long_vehicle_can_wait_on_stays_a_street(tmp_path: Path) -> None:
+    path = tmp_path / "chain.xodr"
+    path.write_bytes(_chain((0.0,), 20.0).to_xml())
+    gate = JunctionGate(LaneInfo(load_map(str(path)).prepare()))
+    gate.keep_clear_of_long_vehicles()
+    link = _lanes_of(gate.info, "M")
+    assert not gate.boxed[link].any()
+    assert link.size == 1
+    # (and the setback before B leaves the truck its room on it)
+    assert gate.info.length[link[0]] - gate.setback[link[0]] >= SWEEP_LENGTH + 2.0

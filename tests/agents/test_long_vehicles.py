@@ -3,11 +3,24 @@ choice, and traffic waiting at an entry keeps clear of the turns they must take.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from roadsim import Simulation
 from roadsim.agents.junctions import MAX_SETBACK, SETBACK, JunctionGate, entry_setbacks
+from roadsim.road.builder import (
+    Arc,
+    Document,
+    JunctionSpec,
+    LaneSectionSpec,
+    LaneSpec,
+    Line,
+    PlanView,
+    Pose,
+    RoadSpec,
+)
 from roadsim.road.load import load_map
 from roadsim.scenario import Scenario
 from roadsim.sim.lifecycle import long_route
@@ -33,6 +46,7 @@ def test_tight_marks_the_junction_turns_tighter_than_long_vehicles_take(town: La
     table = town.table
     for u in range(town.n):
         bend = np.abs(table.curvature[table.ptr[u] : table.ptr[u + 1]]).max(initial=0.0)
+        # (the town has no road that bends so tightly, which would count too)
         assert town.tight[u] == int(town.junction[u] >= 0 and bend > 1.0 / LONG_MIN_RADIUS)
     assert town.tight.sum() > 0  # the town's 10 m corners
 
@@ -92,3 +106,32 @@ def test_trucks_and_buses_meet_on_the_towns_bends_without_touching() -> None:
         assert summary.long_stands == summary.stuck == 0, summary.to_text()
         collisions += summary.vehicle_collisions
     assert collisions <= 3
+
+
+def test_long_vehicles_pass_over_a_way_into_a_road_too_tight_for_them(tmp_path: Path) -> None:
+    """Some maps draw a sharp corner as a road (CARLA's Town07 has roads of 4.5 m radius,
+    where buses swept over the cars beside and ahead of them): a junction turn that leads
+    into one is avoided like a tight turn where the fork offers another way. Before, only
+    the turn's own bend counted, and long vehicles took either way."""
+    r1 = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), (Line(100.0),)), _one_lane())
+    straight = RoadSpec("S", PlanView(Pose(130.0, 0.0, 0.0), (Line(100.0),)), _one_lane())
+    corner = (Line(10.0), Arc(0.5 * np.pi * 6.0, 1.0 / 6.0), Line(50.0))
+    sharp = RoadSpec("T", PlanView(Pose(115.0, 15.0, 0.5 * np.pi), corner), _one_lane())
+    junction = JunctionSpec("A", "a")
+    ahead = junction.connect("ca", r1.end("end"), straight.end("start"), [(-1, -1)])
+    left = junction.connect("cb", r1.end("end"), sharp.end("start"), [(-1, -1)])
+    path = tmp_path / "fork.xodr"
+    Document("fork", [r1, straight, sharp, ahead, left], [junction]).write(path)
+    info = LaneInfo(load_map(str(path)).prepare())
+    road = {name: int(info.net.road_index(name)) for name in ("ca", "cb")}
+    drivable = info.drivable.astype(bool)
+    turn = {name: int(np.flatnonzero((info.road == i) & drivable)[0]) for name, i in road.items()}
+    assert info.tight[turn["cb"]] == 1 and info.tight[turn["ca"]] == 0
+    fork = int(np.flatnonzero((info.road == int(info.net.road_index("1"))) & drivable)[0])
+    long_bit = long_route(np.array([12.0]))[0]
+    for salt in np.arange(32, dtype=np.uint64):
+        assert choose_next(info.arrays, salt | long_bit, fork) == turn["ca"]
+
+
+def _one_lane() -> list[LaneSectionSpec]:
+    return [LaneSectionSpec(0.0, (LaneSpec(-1, width=3.5),))]

@@ -60,6 +60,10 @@ _EXIT_MARGIN = 2.0  # m of room beyond its length a vehicle needs after a juncti
 # (IDM's 2 m gap to the vehicle ahead when standing)
 _ROOM_LANES = 4  # lanes after a junction looked at for room, at most
 _SHARED_START = 4.0  # m: lanes leaving the same lane may touch over their first metres
+#: m: with long vehicles about, a link shorter than this between two junctions joins them
+#: into one box too: a long vehicle, the room it leaves behind it and the setback before
+#: the next entry do not fit on it, so it could never be let in to the first junction.
+LONG_LINK = SWEEP_LENGTH + _EXIT_MARGIN + SETBACK
 
 
 class JunctionGate:
@@ -67,7 +71,7 @@ class JunctionGate:
 
     def __init__(self, info: LaneInfo) -> None:
         self.info = info
-        self.boxed = _boxed(info)
+        self.boxed = _boxed(info, SHORT_LINK)
         #: How far before each lane's end a vehicle waits (`SETBACK`, or with
         #: `keep_clear_of_long_vehicles` more where long vehicles sweep in turns).
         self.setback: FloatArray = np.full(info.n, SETBACK)
@@ -90,8 +94,10 @@ class JunctionGate:
     def keep_clear_of_long_vehicles(self) -> None:
         """Makes vehicles wait clear of the turns long vehicles take (`entry_setbacks`):
         for a simulation that has trucks or buses (elsewhere the room is better used by
-        the queues)."""
+        the queues), and joins junctions whose link has no room for a long vehicle to wait
+        on (`LONG_LINK`)."""
         self.setback = entry_setbacks(self.info)
+        self.boxed = _boxed(self.info, LONG_LINK)
 
     def resize(self, capacity: int) -> None:
         grown = np.zeros(capacity, dtype=bool)
@@ -674,11 +680,12 @@ def _refused(
     return False
 
 
-def _boxed(info: LaneInfo) -> BoolArray:
+def _boxed(info: LaneInfo, short_link: float) -> BoolArray:
     """Lanes that belong to a junction's box: connecting lanes, and the ordinary lanes of
-    a link shorter than `SHORT_LINK` that leads from one junction straight into another
-    (two junctions so close together work as one: nobody may stop in between). A link
-    may come in several lane sections (converted maps have sections of a few metres)."""
+    a link shorter than ``short_link`` metres (`SHORT_LINK`, or `LONG_LINK` with long
+    vehicles about) that leads from one junction straight into another (two junctions so
+    close together work as one: nobody may stop in between). A link may come in several
+    lane sections (converted maps have sections of a few metres)."""
     inside = info.junction >= 0
     boxed = inside.copy()
     before, after = info.first_prev, info.first_next
@@ -687,11 +694,11 @@ def _boxed(info: LaneInfo) -> BoolArray:
     for u in starts.tolist():
         chain, length = [u], float(info.length[u])
         nxt = int(after[u])
-        while nxt >= 0 and not inside[nxt] and length < SHORT_LINK and len(chain) <= 8:
+        while nxt >= 0 and not inside[nxt] and length < short_link and len(chain) <= 8:
             chain.append(nxt)
             length += float(info.length[nxt])
             nxt = int(after[nxt])
-        if nxt >= 0 and inside[nxt] and length < SHORT_LINK:
+        if nxt >= 0 and inside[nxt] and length < short_link:
             boxed[chain] = True
     return boxed
 
@@ -778,7 +785,8 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
     `SWEEP_LAG` metres after it, the outline is located on the lanes. Where it falls
     within `MAX_SETBACK` of the end of a lane that ends at a junction (other than the
     turn's own lanes before and after it), that lane's setback becomes the distance to
-    its end plus a metre, but never more than the lane's length less `SHORT_LINK`.
+    its end plus a metre, but never more than leaves room for a long vehicle on the lane
+    (`SWEEP_LENGTH` and `_EXIT_MARGIN`).
     `JunctionGate.keep_clear_of_long_vehicles` applies them.
     """
     setback = np.full(info.n, SETBACK)
@@ -855,9 +863,11 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
     distance = info.length[uid] - info.progress(uid, s)
     near = distance + 1.0 <= MAX_SETBACK
     np.maximum.at(setback, uid[near], distance[near] + 1.0)
-    # A short lane between two junctions (which count as one box) keeps its room: a
-    # vehicle waits on the lane, never back in the junction before it.
-    out: FloatArray = np.minimum(setback, np.maximum(SETBACK, info.length - SHORT_LINK))
+    # A lane keeps room for a long vehicle and the room behind it (`_EXIT_MARGIN`): one
+    # that waits on a link between two junctions waits on the link, never back in the
+    # junction before it, and is let in to that junction at all.
+    room = info.length - (SWEEP_LENGTH + _EXIT_MARGIN)
+    out: FloatArray = np.minimum(setback, np.maximum(SETBACK, room))
     return out
 
 

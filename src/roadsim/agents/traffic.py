@@ -35,6 +35,7 @@ from roadsim._jit import chunks_for
 from roadsim._types import FloatArray, IntArray, UIntArray
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.junctions import JunctionGate
+from roadsim.agents.passages import PassageGate
 from roadsim.agents.traffic_kernels import (
     COMFORT_DECEL,
     HOPS,
@@ -115,6 +116,7 @@ class TrafficModel:
         )
         self.light_ahead = _light_ahead(info)
         self.gate = JunctionGate(info)
+        self.passages = PassageGate(info)
         self.merge_into = _merge_lanes(info)
         self.through_lane = np.array(
             [name in _THROUGH_TYPES for name in info.net.lanes.type_name], dtype=bool
@@ -136,6 +138,7 @@ class TrafficModel:
         target[: self.target_uid.size] = self.target_uid
         self.change_timer, self.target_uid = timer, target
         self.gate.resize(capacity)
+        self.passages.resize(capacity)
         routes = Routes.empty(capacity)
         for kept, old in zip(routes, self.routes, strict=True):
             kept[: old.shape[0]] = old
@@ -151,6 +154,7 @@ class TrafficModel:
             self.gate.grant_lane,
             self.gate.grant_age,
             self.gate.wait_age,
+            self.passages.let_in,
             *self.routes,
         )
 
@@ -162,6 +166,7 @@ class TrafficModel:
         self.gate.grant_lane[slots] = -1
         self.gate.grant_age[slots] = 0.0
         self.gate.wait_age[slots] = 0.0
+        self.passages.let_in[slots] = -1
 
     def settle_speeds(
         self, idx: IntArray, state: WorldState, salt: UIntArray, params: TrafficParams
@@ -317,6 +322,11 @@ class TrafficModel:
             me, seen.lanes, seen.start, seen.entry_hop, seen.wants_in, occ, actors.half_length,
             salt, dt,
         )  # fmt: skip
+        passage_waits = self.passages.gaps(
+            me, seen.lanes, seen.start, gate.boxed, actors.half_length, actors.speed, salt
+        )
+        if passage_waits is not None:
+            np.minimum(waits, passage_waits, out=waits)
 
         # -- longitudinal, lateral, steering -------------------------------------------------------
         a, best, d = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n)

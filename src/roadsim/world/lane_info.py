@@ -33,6 +33,9 @@ MIN_USABLE_WIDTH = 2.5  # m: a lane that drops ends for traffic where it gets na
 _LINE = 64  # bytes in a cache line
 
 
+_TIGHT_HOPS = 48  # pieces of a connecting road looked back through, at most
+
+
 class LaneInfo:
     """Per-lane-uid tables for the traffic model; built once, read-only afterwards.
 
@@ -144,7 +147,7 @@ class LaneInfo:
         curving = np.zeros(n, dtype=bool)
         owner = np.repeat(np.arange(n), self.table.count)
         np.logical_or.at(curving, owner, np.abs(self.table.curvature) > 1.0 / LONG_MIN_RADIUS)
-        self.tight: IntArray = (curving & (self.junction >= 0)).astype(np.int64)
+        self.tight: IntArray = self._tight_turns(curving)
         self.route_next: IntArray = self._route_next(route)
         self.arrays = self._bundle()
 
@@ -285,6 +288,30 @@ class LaneInfo:
             sample=_cache_aligned(np.column_stack([getattr(t, name) for name in SAMPLE_COLUMNS])),
             **columns,  # type: ignore[arg-type]
         )
+
+    def _tight_turns(self, curving: BoolArray) -> IntArray:
+        """Junction lanes a long vehicle avoids where the fork before them offers another
+        way (1, by uid): those that bend tighter than `LONG_MIN_RADIUS` (``curving``), and
+        those that lead only into such a lane, or a road's lane that bends so tightly
+        (some maps draw a sharp corner as a road): the fork before the junction is the
+        last place to choose."""
+        drivable = self.drivable.astype(bool)
+        inside = self.junction >= 0
+        tight = curving & drivable
+        for _ in range(_TIGHT_HOPS):  # back through the pieces of connecting roads
+            leads = np.zeros(self.n, dtype=bool)
+            has = self.next_count > 0
+            into = tight[self.next_idx]
+            owner = np.repeat(np.arange(self.n), self.next_count)
+            every = np.ones(self.n, dtype=bool)
+            np.logical_and.at(every, owner, into)
+            leads[has] = every[has]
+            grown = tight | (leads & inside & drivable)
+            if np.array_equal(grown, tight):
+                break
+            tight = grown
+        out: IntArray = (tight & inside).astype(np.int64)
+        return out
 
     # -- progress and road coordinates -------------------------------------------------------------
 

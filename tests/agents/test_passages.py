@@ -1,0 +1,108 @@
+"""Long vehicles meeting on bends too tight for two of them side by side take turns
+(`roadsim.agents.passages`): one waits before the bend until the other is out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from roadsim import Simulation
+from roadsim.agents.passages import PASSAGE_MARGIN, PASSAGE_RADIUS, find_passages
+from roadsim.road.builder import (
+    Arc,
+    Document,
+    LaneSectionSpec,
+    LaneSpec,
+    Line,
+    PlanView,
+    Pose,
+    RoadSpec,
+)
+from roadsim.scenario.schema import validate_data
+from roadsim.world.lane_info import LaneInfo
+
+LANE, SHOULDER = 3.2, 0.5  # m: Town07's
+STRAIGHT = 150.0  # m before and after the bend
+
+
+def _bend_road(folder: Path, radius: float) -> tuple[str, float, float]:
+    """Road "1": a straight, a half turn to the left of ``radius`` (m, on the reference
+    line), a straight; a 3.2 m lane and a 0.5 m shoulder each side. Returns the file and
+    the s where the bend begins and ends."""
+    arc = np.pi * radius
+    lanes = [
+        LaneSectionSpec(
+            0.0,
+            (
+                LaneSpec(2, "shoulder", SHOULDER),
+                LaneSpec(1, width=LANE),
+                LaneSpec(-1, width=LANE),
+                LaneSpec(-2, "shoulder", SHOULDER),
+            ),
+        )
+    ]
+    segments = (Line(STRAIGHT), Arc(arc, 1.0 / radius), Line(STRAIGHT))
+    road = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), segments), lanes)
+    path = folder / f"bend_{radius:g}.xodr"
+    Document("bend", [road]).write(path)
+    return str(path), STRAIGHT, STRAIGHT + arc
+
+
+def test_a_passage_covers_both_directions_of_a_tight_bend_and_its_ends(tmp_path: Path) -> None:
+    path, begin, end = _bend_road(tmp_path, 15.0)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    info = LaneInfo(sim.net)
+    passages = find_passages(info)
+    assert passages.number == 1
+    for lane in (-1, 1):
+        u = int(sim.net.lane_uid("1", lane, begin))
+        rows = slice(passages.ptr[u], passages.ptr[u + 1])
+        assert passages.passage[rows].tolist() == [0]
+        s = info.road_s(np.array([u, u]), np.array([passages.lo[rows][0], passages.hi[rows][0]]))
+        lo, hi = sorted(s.tolist())
+        assert lo == pytest.approx(begin - PASSAGE_MARGIN, abs=1.0)
+        assert hi == pytest.approx(end + PASSAGE_MARGIN, abs=1.0)
+
+
+def test_bends_wide_enough_for_two_long_vehicles_are_no_passage(tmp_path: Path) -> None:
+    path, _, _ = _bend_road(tmp_path, PASSAGE_RADIUS + 2.0 * LANE)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    assert find_passages(LaneInfo(sim.net)).number == 0
+
+
+@pytest.mark.parametrize(
+    ("radius", "ours", "theirs", "lead"),
+    [
+        (15.0, "truck", "truck", 0.0),
+        (15.0, "truck", "bus", 10.0),
+        (20.0, "truck", "truck", -10.0),
+        (20.0, "bus", "truck", 0.0),
+    ],
+)
+def test_long_vehicles_meeting_on_a_tight_bend_take_turns(
+    tmp_path: Path, radius: float, ours: str, theirs: str, lead: float
+) -> None:
+    """Two long vehicles drive at each other from either side of a bend, ``ours`` on the
+    outside starting ``lead`` metres nearer to it: both drive round it within a minute,
+    one of them waiting before it, and they never touch. Before: one collision event in
+    each (they met side by side in the bend)."""
+    path, begin, end = _bend_road(tmp_path, radius)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    a = sim.spawn_vehicle_on_lane("1", -1, begin - 55.0 + lead, model=ours, speed=8.0)
+    b = sim.spawn_vehicle_on_lane("1", 1, end + 55.0, model=theirs, speed=8.0)
+    slowest = {a: np.inf, b: np.inf}
+    passed = {a: np.inf, b: np.inf}
+    for tick in range(round(60.0 / sim.dt)):
+        sim.step()
+        st = sim.state
+        for actor, beyond in ((a, end + 20.0), (b, begin - 20.0)):
+            k = int(np.flatnonzero(st.id == actor)[0])
+            slowest[actor] = min(slowest[actor], float(st.speed[k]))
+            gone = st.s[k] > beyond if actor == a else st.s[k] < beyond
+            if gone and passed[actor] == np.inf:
+                passed[actor] = tick * sim.dt
+    assert sim.events == []
+    assert max(passed.values()) < 60.0
+    assert min(slowest.values()) < 1.0  # one waited
