@@ -77,6 +77,7 @@ interface Stage {
   pointerMoved: boolean;
   hovered: number | null;
   frameTimes: number[];
+  frameCount: number; // animation frames since mount
   lastTick: number;
   egoAt: THREE.Vector3 | null; // for the orbit camera: follow the ego's moves
   egoShown: number[] | null; // the ego pose the camera was last placed from (world - origin)
@@ -102,6 +103,7 @@ export function Rendering(props: RenderingProps) {
     const renderer = new THREE.WebGLRenderer({ antialias: props.antialias ?? true, powerPreference: "high-performance" });
     renderer.setPixelRatio(props.pixelRatio ?? Math.min(window.devicePixelRatio, 2));
     renderer.setSize(div.clientWidth, div.clientHeight);
+    if ((new URLSearchParams(window.location.search).get("exp") ?? "").includes("lin")) renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
     div.appendChild(renderer.domElement);
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(COLORS.background);
@@ -141,7 +143,7 @@ export function Rendering(props: RenderingProps) {
     const s: Stage = {
       renderer, scene, camera, controls, updater, overlays, lidar, rays, paths,
       arrival: performance.now(), interval: 50, alpha: 1, pointer: null, pointerPx: [0, 0], pointerMoved: false,
-      hovered: null, frameTimes: [], lastTick: 0, egoAt: null, egoShown: null, props: () => latest.current,
+      hovered: null, frameTimes: [], frameCount: 0, lastTick: 0, egoAt: null, egoShown: null, props: () => latest.current,
       tickMs: [], updateMs: [],
     };
     stage.current = s;
@@ -175,6 +177,7 @@ export function Rendering(props: RenderingProps) {
         if (s.frameTimes.length > FRAME_TIMES) s.frameTimes.shift();
       }
       s.lastTick = now;
+      s.frameCount++;
       const t0 = performance.now();
       s.alpha = Math.min(1, (now - s.arrival) / s.interval);
       placeCamera(s, latest.current.cameraMode ?? "follow");
@@ -379,6 +382,7 @@ function hook(s: Stage): void {
     objectCount: () => s.updater.objectCount,
     drawnCount: () => s.updater.drawnCount,
     drawnFarCount: () => s.updater.drawnFarCount,
+    drawnBoxCount: () => s.updater.drawnBoxCount,
     egoCreations: () => s.updater.egoCreations,
     laneBuilds: () => s.updater.laneBuilds,
     laneVersion: () => s.updater.laneVersion,
@@ -386,6 +390,7 @@ function hook(s: Stage): void {
     drawCalls: () => s.renderer.info.render.calls,
     triangles: () => s.renderer.info.render.triangles,
     frameTimes: () => [...s.frameTimes],
+    frameCount: () => s.frameCount,
     tickMs: () => [...s.tickMs],
     updateMs: () => [...s.updateMs],
     clearFrameTimes: () => {
