@@ -54,9 +54,10 @@ export interface RenderingProps {
   onHover?: (info: HoverInfo | null) => void;
 }
 
-const FRONT = new THREE.Color(0xff3df5);
-const REAR = new THREE.Color(0x22e0ff);
-const HOVER = new THREE.Color(0xffd400);
+// Hex codes, made colours after mount (which sets three.js' colour management).
+const FRONT = 0xff3df5;
+const REAR = 0x22e0ff;
+const HOVER = 0xffd400;
 const FRAME_TIMES = 600; // animation-frame intervals kept for the test hook (ms)
 
 interface Stage {
@@ -103,7 +104,13 @@ export function Rendering(props: RenderingProps) {
     const renderer = new THREE.WebGLRenderer({ antialias: props.antialias ?? true, powerPreference: "high-performance" });
     renderer.setPixelRatio(props.pixelRatio ?? Math.min(window.devicePixelRatio, 2));
     renderer.setSize(div.clientWidth, div.clientHeight);
-    if ((new URLSearchParams(window.location.search).get("exp") ?? "").includes("lin")) renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
+    // Colours stay display (sRGB) values from the hex codes to the screen, as in three.js
+    // before r152: no conversion to linear on the way in, none back in every fragment
+    // shader on the way out. That conversion (a pow per channel per pixel) took a third of
+    // the frame on SwiftShader at 5,000 objects. The cost: lit materials (the ego, the
+    // instanced draws) are lit in sRGB rather than linear values. Set before any colour.
+    THREE.ColorManagement.enabled = false;
+    renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
     div.appendChild(renderer.domElement);
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(COLORS.background);
@@ -303,11 +310,11 @@ function highlights(s: Stage, props: RenderingProps): void {
   if (props.overlays?.driver && props.egoSensor) {
     const view = props.sensors?.driver?.find((d) => d.id === props.egoSensor!.id);
     if (view) {
-      for (const k of ["front", "front_left", "front_right"] as const) if (view[k] >= 0) h.set(view[k], FRONT);
-      for (const k of ["rear", "rear_left", "rear_right"] as const) if (view[k] >= 0) h.set(view[k], REAR);
+      for (const k of ["front", "front_left", "front_right"] as const) if (view[k] >= 0) h.set(view[k], new THREE.Color(FRONT));
+      for (const k of ["rear", "rear_left", "rear_right"] as const) if (view[k] >= 0) h.set(view[k], new THREE.Color(REAR));
     }
   }
-  if (s.hovered !== null) h.set(s.hovered, HOVER);
+  if (s.hovered !== null) h.set(s.hovered, new THREE.Color(HOVER));
 }
 
 function setHover(s: Stage, id: number | null): void {
