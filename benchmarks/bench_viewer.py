@@ -14,7 +14,7 @@ needs the built bundle (``make web``) and Debian's Chromium.
    times its animation frames with requestAnimationFrame. Each N runs on the same page
    settings as (``--renderers`` picks): ``ours`` (lanes rebuilt per version; one batch per
    model, which the page picks on software WebGL, far objects in a second draw as one
-   point each), ``ours, roofs`` (far objects as their roof, a quad each; ``?far=roofs``),
+   point each, vehicles 16 to 64 px across in a third as one box each), ``ours, roofs`` (far objects as their roof, a quad each; ``?far=roofs``),
    ``ours, instanced`` (one InstancedMesh per model, what a hardware GPU gets;
    ``?draw=instanced``) and ``seed`` (the seed document's approach:
    every lane rebuilt on each update, one mesh per object; ``?renderer=seed``). It prints the
@@ -22,7 +22,9 @@ needs the built bundle (``make web``) and Debian's Chromium.
    the frame time is the cost of drawing), and, to show the work was real, the objects in the scene and
    those drawn in the last frame (a batch draws only those in the camera's view; the seed's
    meshes are culled by three.js, which the count does not show), how many of those far
-   (as points or roofs), draw calls, lane rebuilds and bytes per frame.
+   (as points or roofs) and as boxes, draw calls, lane rebuilds and bytes per frame, and
+   the browser's CPU time per frame (the work, where frame times also show the wait for
+   a busy machine's cores).
 """
 
 from __future__ import annotations
@@ -225,7 +227,7 @@ def page_rate(
           f" objects circling over {spread:g} m x {spread:g} m of the town at 20 Hz, {seconds:g} s per run,"
           " seen from 140 m above (a 146 m x 260 m view)")  # fmt: skip
     print(f"  {'objects':>7} {'renderer (draw)':>36} {'ms/frame':>9} {'fps':>6} {'p90 ms':>7} "
-          f"{'in scene':>8} {'in view':>7} {'far':>7} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9} {'cpu/frame':>9}")  # fmt: skip
+          f"{'in scene':>8} {'in view':>7} {'far':>7} {'boxes':>6} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9} {'cpu/frame':>9}")  # fmt: skip
     for count in counts:
         session = CirclingObjects(count, spread=spread)
         with ViewerServer(session, port=0) as server:
@@ -248,7 +250,9 @@ def page_rate(
                 page.wait_for_timeout(1000)
                 builds0 = page.evaluate("__roadsim.laneBuilds()")
                 page.evaluate("__roadsim.clearFrameTimes()")
-                count_frames = "__roadsim.frameCount ? __roadsim.frameCount() : __roadsim.frameTimes().length"
+                count_frames = (
+                    "__roadsim.frameCount ? __roadsim.frameCount() : __roadsim.frameTimes().length"
+                )
                 cpu0, frames0 = browser_cpu_seconds(), page.evaluate(count_frames)
                 page.wait_for_timeout(int(1000 * seconds))
                 cpu = browser_cpu_seconds() - cpu0
@@ -256,6 +260,7 @@ def page_rate(
                 r = page.evaluate(
                     "({ft: __roadsim.frameTimes(), n: __roadsim.objectCount(), calls: __roadsim.drawCalls(),"
                     " drawn: __roadsim.drawnCount(), far: __roadsim.drawnFarCount ? __roadsim.drawnFarCount() : 0,"
+                    " boxes: __roadsim.drawnBoxCount ? __roadsim.drawnBoxCount() : 0,"
                     " builds: __roadsim.laneBuilds(), bytes: __roadsim.bytes, tick: __roadsim.tickMs(),"
                     " update: __roadsim.updateMs(), draw: __roadsim.seedMode ? 'mesh each' :"
                     " __roadsim.draw === 'batched' ? 'batched, far ' + __roadsim.far : __roadsim.draw})"
@@ -265,7 +270,7 @@ def page_rate(
                 p90 = ft[int(0.9 * (len(ft) - 1))]
                 print(
                     f"  {count:7d} {renderer + ' (' + r['draw'] + ')':>36} {median:9.1f} {1000 / median:6.1f} {p90:7.1f} "
-                    f"{r['n']:8d} {r['drawn']:7d} {r['far']:7d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
+                    f"{r['n']:8d} {r['drawn']:7d} {r['far']:7d} {r['boxes']:6d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
                     f" {statistics.median(r['tick']):8.1f} {statistics.median(r['update'] or [0]):9.1f}"
                     f" {1e3 * cpu / max(frames, 1):9.1f}"
                 )
