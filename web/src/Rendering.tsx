@@ -414,6 +414,9 @@ function hook(s: Stage): void {
       ego: s.egoShown,
       alpha: s.alpha,
     }),
+    /** "srgb-linear": fragment shaders write colours as they are (display values). */
+    outputColorSpace: s.renderer.outputColorSpace,
+    colorManagement: THREE.ColorManagement.enabled,
     seedMode: s.updater.seed,
     draw: s.updater.draw,
     far: s.updater.far,
