@@ -14,7 +14,7 @@ needs the built bundle (``make web``) and Debian's Chromium.
    times its animation frames with requestAnimationFrame. Each N runs on the same page
    settings as (``--renderers`` picks): ``ours`` (lanes rebuilt per version; one batch per
    model, which the page picks on software WebGL, far objects in a second draw as one
-   point each), ``ours, roofs`` (far objects as their roof, a quad each; ``?far=roofs``),
+   point each, vehicles 16 to 64 px across in a third as one box each), ``ours, roofs`` (far objects as their roof, a quad each; ``?far=roofs``),
    ``ours, instanced`` (one InstancedMesh per model, what a hardware GPU gets;
    ``?draw=instanced``) and ``seed`` (the seed document's approach:
    every lane rebuilt on each update, one mesh per object; ``?renderer=seed``). It prints the
@@ -22,7 +22,9 @@ needs the built bundle (``make web``) and Debian's Chromium.
    the frame time is the cost of drawing), and, to show the work was real, the objects in the scene and
    those drawn in the last frame (a batch draws only those in the camera's view; the seed's
    meshes are culled by three.js, which the count does not show), how many of those far
-   (as points or roofs), draw calls, lane rebuilds and bytes per frame.
+   (as points or roofs) and as boxes, draw calls, lane rebuilds and bytes per frame, and
+   the browser's CPU time per frame (the work, where frame times also show the wait for
+   a busy machine's cores).
 """
 
 from __future__ import annotations
@@ -180,6 +182,36 @@ class CirclingObjects(Session):
         self._thread.join(5)
 
 
+def browser_cpu_seconds() -> float:
+    """CPU time (user + system, s) used so far by this process's descendants (the browser).
+
+    Frame times on a busy machine measure the queue for its cores as much as the work;
+    CPU time per frame is the work. Reads Linux's /proc; NaN elsewhere.
+    """
+    if not os.path.isdir("/proc/self"):
+        return float("nan")
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        parent[int(name)] = int(fields[1])
+        ticks[int(name)] = int(fields[11]) + int(fields[12])  # utime, stime
+    me, total = os.getpid(), 0
+    for pid, t in ticks.items():
+        p = parent.get(pid, 0)
+        while p not in (0, 1, me):
+            p = parent.get(p, 0)
+        if p == me:
+            total += t
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def page_rate(
     browser: Any,
     counts: list[int],
@@ -188,13 +220,14 @@ def page_rate(
     aa: bool,
     spread: float,
     renderers: list[str],
+    extra_query: str = "",
 ) -> None:
     width, height = viewport
     print(f"page: headless Chromium, software WebGL, {width}x{height} px, antialias {'on' if aa else 'off'},"
           f" objects circling over {spread:g} m x {spread:g} m of the town at 20 Hz, {seconds:g} s per run,"
           " seen from 140 m above (a 146 m x 260 m view)")  # fmt: skip
     print(f"  {'objects':>7} {'renderer (draw)':>36} {'ms/frame':>9} {'fps':>6} {'p90 ms':>7} "
-          f"{'in scene':>8} {'in view':>7} {'far':>7} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9}")  # fmt: skip
+          f"{'in scene':>8} {'in view':>7} {'far':>7} {'boxes':>6} {'draws':>6} {'lane builds':>11} {'kB/frame':>9} {'js/frame':>8} {'js/update':>9} {'cpu/frame':>9}")  # fmt: skip
     for count in counts:
         session = CirclingObjects(count, spread=spread)
         with ViewerServer(session, port=0) as server:
@@ -207,6 +240,8 @@ def page_rate(
                     query += "&draw=instanced"  # what a hardware GPU gets
                 elif renderer == "ours, roofs":
                     query += "&far=roofs"
+                if extra_query:
+                    query += "&" + extra_query
                 page.goto(server.url + query)
                 page.wait_for_function(
                     f"window.__roadsim && window.__roadsim.objectCount && __roadsim.objectCount() === {count}",
@@ -215,10 +250,17 @@ def page_rate(
                 page.wait_for_timeout(1000)
                 builds0 = page.evaluate("__roadsim.laneBuilds()")
                 page.evaluate("__roadsim.clearFrameTimes()")
+                count_frames = (
+                    "__roadsim.frameCount ? __roadsim.frameCount() : __roadsim.frameTimes().length"
+                )
+                cpu0, frames0 = browser_cpu_seconds(), page.evaluate(count_frames)
                 page.wait_for_timeout(int(1000 * seconds))
+                cpu = browser_cpu_seconds() - cpu0
+                frames = page.evaluate(count_frames) - frames0
                 r = page.evaluate(
                     "({ft: __roadsim.frameTimes(), n: __roadsim.objectCount(), calls: __roadsim.drawCalls(),"
                     " drawn: __roadsim.drawnCount(), far: __roadsim.drawnFarCount ? __roadsim.drawnFarCount() : 0,"
+                    " boxes: __roadsim.drawnBoxCount ? __roadsim.drawnBoxCount() : 0,"
                     " builds: __roadsim.laneBuilds(), bytes: __roadsim.bytes, tick: __roadsim.tickMs(),"
                     " update: __roadsim.updateMs(), draw: __roadsim.seedMode ? 'mesh each' :"
                     " __roadsim.draw === 'batched' ? 'batched, far ' + __roadsim.far : __roadsim.draw})"
@@ -228,8 +270,9 @@ def page_rate(
                 p90 = ft[int(0.9 * (len(ft) - 1))]
                 print(
                     f"  {count:7d} {renderer + ' (' + r['draw'] + ')':>36} {median:9.1f} {1000 / median:6.1f} {p90:7.1f} "
-                    f"{r['n']:8d} {r['drawn']:7d} {r['far']:7d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
+                    f"{r['n']:8d} {r['drawn']:7d} {r['far']:7d} {r['boxes']:6d} {r['calls']:6d} {r['builds'] - builds0:11d} {r['bytes'] / 1e3:9.1f}"
                     f" {statistics.median(r['tick']):8.1f} {statistics.median(r['update'] or [0]):9.1f}"
+                    f" {1e3 * cpu / max(frames, 1):9.1f}"
                 )
                 page.close()
 
@@ -256,6 +299,9 @@ def main() -> None:
         help="frames as fast as Chromium draws them, not at the display's 60 Hz: the frame "
         "time is then what drawing costs, not a whole number of display frames",
     )
+    parser.add_argument(
+        "--query", default="", help="more page settings, as a URL query (e.g. far=roofs)"
+    )
     parser.add_argument("--skip-feeds", action="store_true")
     parser.add_argument("--skip-page", action="store_true")
     args = parser.parse_args()
@@ -276,7 +322,7 @@ def main() -> None:
             )
             try:
                 page_rate(browser, [int(c) for c in args.objects.split(",")], args.seconds,
-                          (width, height), args.antialias, args.spread, renderers)  # fmt: skip
+                          (width, height), args.antialias, args.spread, renderers, args.query)  # fmt: skip
             finally:
                 browser.close()
 

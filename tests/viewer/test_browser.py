@@ -98,6 +98,13 @@ def test_roadsim_view_serves_a_builtin_scenario(page: Any) -> None:
         )
         assert hook["n"] == 40 and hook["lanes"] >= 1
         assert hook["calls"] < 20  # instanced: a few draw calls for forty cars
+        # Colours are display values end to end: no sRGB conversion in every fragment shader
+        # (a third of a 5,000-object frame on software WebGL); the picture check below
+        # shows they still come out as their hex codes.
+        assert page.evaluate("[__roadsim.outputColorSpace, __roadsim.colorManagement]") == [
+            "srgb-linear",
+            False,
+        ]
         page.get_by_test_id("camera").select_option("orbit")
         page.wait_for_timeout(300)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)

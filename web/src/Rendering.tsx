@@ -54,9 +54,10 @@ export interface RenderingProps {
   onHover?: (info: HoverInfo | null) => void;
 }
 
-const FRONT = new THREE.Color(0xff3df5);
-const REAR = new THREE.Color(0x22e0ff);
-const HOVER = new THREE.Color(0xffd400);
+// Hex codes, made colours after mount (which sets three.js' colour management).
+const FRONT = 0xff3df5;
+const REAR = 0x22e0ff;
+const HOVER = 0xffd400;
 const FRAME_TIMES = 600; // animation-frame intervals kept for the test hook (ms)
 
 interface Stage {
@@ -77,6 +78,7 @@ interface Stage {
   pointerMoved: boolean;
   hovered: number | null;
   frameTimes: number[];
+  frameCount: number; // animation frames since mount
   lastTick: number;
   egoAt: THREE.Vector3 | null; // for the orbit camera: follow the ego's moves
   egoShown: number[] | null; // the ego pose the camera was last placed from (world - origin)
@@ -102,6 +104,13 @@ export function Rendering(props: RenderingProps) {
     const renderer = new THREE.WebGLRenderer({ antialias: props.antialias ?? true, powerPreference: "high-performance" });
     renderer.setPixelRatio(props.pixelRatio ?? Math.min(window.devicePixelRatio, 2));
     renderer.setSize(div.clientWidth, div.clientHeight);
+    // Colours stay display (sRGB) values from the hex codes to the screen, as in three.js
+    // before r152: no conversion to linear on the way in, none back in every fragment
+    // shader on the way out. That conversion (a pow per channel per pixel) took a third of
+    // the frame on SwiftShader at 5,000 objects. The cost: lit materials (the ego, the
+    // instanced draws) are lit in sRGB rather than linear values. Set before any colour.
+    THREE.ColorManagement.enabled = false;
+    renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
     div.appendChild(renderer.domElement);
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(COLORS.background);
@@ -141,7 +150,7 @@ export function Rendering(props: RenderingProps) {
     const s: Stage = {
       renderer, scene, camera, controls, updater, overlays, lidar, rays, paths,
       arrival: performance.now(), interval: 50, alpha: 1, pointer: null, pointerPx: [0, 0], pointerMoved: false,
-      hovered: null, frameTimes: [], lastTick: 0, egoAt: null, egoShown: null, props: () => latest.current,
+      hovered: null, frameTimes: [], frameCount: 0, lastTick: 0, egoAt: null, egoShown: null, props: () => latest.current,
       tickMs: [], updateMs: [],
     };
     stage.current = s;
@@ -175,6 +184,7 @@ export function Rendering(props: RenderingProps) {
         if (s.frameTimes.length > FRAME_TIMES) s.frameTimes.shift();
       }
       s.lastTick = now;
+      s.frameCount++;
       const t0 = performance.now();
       s.alpha = Math.min(1, (now - s.arrival) / s.interval);
       placeCamera(s, latest.current.cameraMode ?? "follow");
@@ -300,11 +310,11 @@ function highlights(s: Stage, props: RenderingProps): void {
   if (props.overlays?.driver && props.egoSensor) {
     const view = props.sensors?.driver?.find((d) => d.id === props.egoSensor!.id);
     if (view) {
-      for (const k of ["front", "front_left", "front_right"] as const) if (view[k] >= 0) h.set(view[k], FRONT);
-      for (const k of ["rear", "rear_left", "rear_right"] as const) if (view[k] >= 0) h.set(view[k], REAR);
+      for (const k of ["front", "front_left", "front_right"] as const) if (view[k] >= 0) h.set(view[k], new THREE.Color(FRONT));
+      for (const k of ["rear", "rear_left", "rear_right"] as const) if (view[k] >= 0) h.set(view[k], new THREE.Color(REAR));
     }
   }
-  if (s.hovered !== null) h.set(s.hovered, HOVER);
+  if (s.hovered !== null) h.set(s.hovered, new THREE.Color(HOVER));
 }
 
 function setHover(s: Stage, id: number | null): void {
@@ -379,6 +389,7 @@ function hook(s: Stage): void {
     objectCount: () => s.updater.objectCount,
     drawnCount: () => s.updater.drawnCount,
     drawnFarCount: () => s.updater.drawnFarCount,
+    drawnBoxCount: () => s.updater.drawnBoxCount,
     egoCreations: () => s.updater.egoCreations,
     laneBuilds: () => s.updater.laneBuilds,
     laneVersion: () => s.updater.laneVersion,
@@ -386,6 +397,7 @@ function hook(s: Stage): void {
     drawCalls: () => s.renderer.info.render.calls,
     triangles: () => s.renderer.info.render.triangles,
     frameTimes: () => [...s.frameTimes],
+    frameCount: () => s.frameCount,
     tickMs: () => [...s.tickMs],
     updateMs: () => [...s.updateMs],
     clearFrameTimes: () => {
@@ -402,6 +414,9 @@ function hook(s: Stage): void {
       ego: s.egoShown,
       alpha: s.alpha,
     }),
+    /** "srgb-linear": fragment shaders write colours as they are (display values). */
+    outputColorSpace: s.renderer.outputColorSpace,
+    colorManagement: THREE.ColorManagement.enabled,
     seedMode: s.updater.seed,
     draw: s.updater.draw,
     far: s.updater.far,

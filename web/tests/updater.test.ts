@@ -2,7 +2,7 @@
 import * as THREE from "three";
 import { describe, expect, it } from "vitest";
 import type { EgoSensor, LaneSensor, WorldDelta } from "../src/protocol";
-import { DetailPicker, FAR, FAR_PIXELS, NEAR, OUT_OF_VIEW } from "../src/scene/detail";
+import { DetailPicker, FAR, FAR_PIXELS, MID, MODEL_PIXELS, NEAR, OUT_OF_VIEW } from "../src/scene/detail";
 import type { DrawKind } from "../src/scene/draws";
 import { MIN_CAPACITY } from "../src/scene/instances";
 import { SceneUpdater, type FarKind } from "../src/scene/updater";
@@ -125,11 +125,12 @@ describe("SceneUpdater", () => {
     // boxes and cones: shapes centred on their pose, so the mean of a batch's vertices is the pose
     const many = Array.from({ length: 1000 }, (_, i) => ({ id: i + 1, model: 3 + (i % 2) }));
     apply(delta(many), null, true);
-    // a batch also has its roof batch for far objects (./detail.ts), empty until culled
+    // a batch also has its far draw (./detail.ts), and the cones (more triangles than a box)
+    // a box draw for middle distance, empty until culled
     const all = () => scene.getObjectByName("world")!.children as THREE.Mesh[];
-    expect(all()).toHaveLength(draw === "batched" ? 4 : 2);
-    expect(all().filter((m) => m.userData.far).every((m) => m.geometry.drawRange.count === 0)).toBe(true);
-    const meshes = () => all().filter((m) => !m.userData.far);
+    expect(all()).toHaveLength(draw === "batched" ? 5 : 2);
+    expect(all().filter((m) => m.userData.level).every((m) => m.geometry.drawRange.count === 0)).toBe(true);
+    const meshes = () => all().filter((m) => !m.userData.level);
     expect(meshes()).toHaveLength(2);
     expect(meshes().every((m) => (m instanceof THREE.InstancedMesh) === (draw === "instanced"))).toBe(true);
     for (const stats of updater.poolStats()) {
@@ -202,14 +203,16 @@ describe("SceneUpdater", () => {
     // Far: the sphere's diameter (4.9 m) under FAR_PIXELS at 360 / (2 tan 30 deg) px per radian.
     const pxPerRad = 360 / (2 * Math.tan(Math.PI / 6));
     const limit = (2 * 0.5 * Math.hypot(4, 2, 1.5) * pxPerRad) / FAR_PIXELS; // about 95 m
+    const modelLimit = (limit * FAR_PIXELS) / MODEL_PIXELS; // about 24 m: nearer, the model
     const levels = Array.from({ length: 100 }, (_, i) => view.detail(10 * i, 0.75, 0, 0.5 * Math.hypot(4, 2, 1.5)));
     levels.forEach((level, i) => {
       const d = Math.hypot(10 * i + 1, 0.25);
-      expect(level).toBe(10 * i > 400 ? OUT_OF_VIEW : d < limit ? NEAR : FAR);
+      expect(level).toBe(10 * i > 400 ? OUT_OF_VIEW : d < modelLimit ? NEAR : d < limit ? MID : FAR);
     });
     expect(view.detail(0, 0.75, 50, 2.5)).toBe(OUT_OF_VIEW); // beside the camera
     updater.interpolate(1, view);
-    const near = levels.filter((l) => l === NEAR).length;
+    // A box model has no box draw of its own: at middle distance it is drawn as its model.
+    const near = levels.filter((l) => l === NEAR || l === MID).length;
     const far = levels.filter((l) => l === FAR).length;
     expect(near).toBeGreaterThan(5);
     expect(far).toBeGreaterThan(5);
@@ -244,6 +247,46 @@ describe("SceneUpdater", () => {
     // Without a camera every object is its model again.
     updater.interpolate(1);
     expect(updater.drawnFarCount).toBe(0);
+    expect(updater.drawnCount).toBe(100);
+  });
+  it("a batched pool of cars draws those at middle distance as one box each, and picks them", () => {
+    const { updater, apply } = setup(false, "batched");
+    // Cars (model 0: body and cabin, 24 triangles; 4 x 2 x 1.5 m) every 10 m along +x.
+    apply(delta(Array.from({ length: 100 }, (_, i) => ({ id: i + 1, model: 0, x: 10 * i }))), null, true);
+    const camera = new THREE.PerspectiveCamera(60, 16 / 9, 0.5, 400);
+    camera.position.set(-1, 1, 0);
+    camera.lookAt(10, 1, 0);
+    camera.updateMatrixWorld();
+    const view = new DetailPicker().setCamera(camera, 360);
+    updater.interpolate(1, view);
+    const levels = Array.from({ length: 100 }, (_, i) => view.detail(10 * i, 0.75, 0, 0.5 * Math.hypot(4, 2, 1.5)));
+    const count = (level: number) => levels.filter((l) => l === level).length;
+    expect(count(NEAR)).toBeGreaterThan(1);
+    expect(count(MID)).toBeGreaterThan(5);
+    expect(count(FAR)).toBeGreaterThan(5);
+    expect(updater.drawnBoxCount).toBe(count(MID));
+    expect(updater.drawnFarCount).toBe(count(FAR));
+    expect(updater.drawnCount).toBe(count(NEAR) + count(MID) + count(FAR));
+    const world = updater.scene.getObjectByName("world")!;
+    const model = world.getObjectByName("world-model-0") as THREE.Mesh;
+    const box = world.getObjectByName("world-model-0-box") as THREE.Mesh;
+    expect(model.geometry.drawRange.count / 72).toBe(count(NEAR)); // 24 triangles a car
+    expect(box.geometry.drawRange.count / 30).toBe(count(MID)); // 10 a box (no bottom)
+    // The first box is the first car past the near ones, the car's size, its base on the ground.
+    box.geometry.computeBoundingBox();
+    const first = new THREE.Box3().setFromBufferAttribute(
+      new THREE.BufferAttribute((box.geometry.getAttribute("position").array as Float32Array).slice(0, 24), 3),
+    );
+    expect(first.min.toArray().map((v) => +v.toFixed(4))).toEqual([10 * count(NEAR) - 2, 0, -1]);
+    expect(first.max.toArray().map((v) => +v.toFixed(4))).toEqual([10 * count(NEAR) + 2, 1.5, 1]);
+    // Hovering a box picks its car.
+    const raycaster = new THREE.Raycaster(new THREE.Vector3(10 * (count(NEAR) + 1), 20, 0), new THREE.Vector3(0, -1, 0));
+    const hit = raycaster.intersectObjects(updater.pickTargets(), false)[0];
+    expect(hit.object).toBe(box);
+    expect(updater.idOf(hit)).toBe(count(NEAR) + 2);
+    // Without a camera every car is its model again.
+    updater.interpolate(1);
+    expect(updater.drawnBoxCount).toBe(0);
     expect(updater.drawnCount).toBe(100);
   });
 });

@@ -1,16 +1,20 @@
-// Level of detail for batched objects (software WebGL, ./draws.ts): an object whose
-// bounding sphere spans fewer than FAR_PIXELS on screen is drawn as one point sprite
-// (./points.ts; or its roof, a quad, with the updater's `far: "roofs"`) in its colour
-// instead of its model; nearer ones keep the full model.
+// Level of detail for batched objects (software WebGL, ./draws.ts), by how many pixels
+// an object's bounding sphere spans on screen: under FAR_PIXELS it is drawn as one point
+// sprite (./points.ts; or its roof, a quad, with the updater's `far: "roofs"`) in its
+// colour; under MODEL_PIXELS as one box of its size (10 triangles: a truck's body and cabin
+// are 24, and SwiftShader pays per triangle); from there on as its model.
 import * as THREE from "three";
 
 /** Below this many pixels across (bounding sphere's diameter) an object is drawn far. */
 export const FAR_PIXELS = 16;
+/** From this many pixels across an object is drawn as its model, below as a box. */
+export const MODEL_PIXELS = 64;
 
 export const OUT_OF_VIEW = 0;
 export const NEAR = 1;
 export const FAR = 2;
-export type Detail = typeof OUT_OF_VIEW | typeof NEAR | typeof FAR;
+export const MID = 3;
+export type Detail = typeof OUT_OF_VIEW | typeof NEAR | typeof FAR | typeof MID;
 
 /** Picks each object's detail from a perspective camera (three.js frame). */
 export class DetailPicker {
@@ -39,6 +43,7 @@ export class DetailPicker {
     this.sphere.radius = r;
     if (!this.frustum.intersectsSphere(this.sphere)) return OUT_OF_VIEW;
     const d = this.sphere.center.distanceTo(this.eye);
-    return 2 * r * this.scale < FAR_PIXELS * d ? FAR : NEAR;
+    const pixels = (2 * r * this.scale) / d;
+    return pixels < FAR_PIXELS ? FAR : pixels < MODEL_PIXELS ? MID : NEAR;
   }
 }

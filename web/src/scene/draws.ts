@@ -7,7 +7,8 @@
 //   instanced boxes took 183 ms a frame in headless Chromium here, the same boxes as one
 //   mesh 33 ms. So software renderers get this one (`Rendering` picks; ?draw= forces).
 //   Its light is baked into the vertex colours (darker toward the ground) and drawn unlit:
-//   per-pixel lighting halved the frame rate there.
+//   per-pixel lighting halved the frame rate there. The colours are display (sRGB) values
+//   (`Rendering` turns three.js' colour management off).
 import * as THREE from "three";
 import { mergeVertices } from "three/examples/jsm/utils/BufferGeometryUtils.js";
 import { writeBoxMatrix } from "./frames";
@@ -90,7 +91,7 @@ export class BatchDraw implements PoolDraw {
     const baseIndex = merged.getIndex()!.array;
     const v = this.base.length / 3;
     this.shade = new Float32Array(v);
-    for (let j = 0; j < v; j++) this.shade[j] = 0.55 + 0.45 * Math.min(1, Math.max(0, this.base[3 * j + 1]));
+    for (let j = 0; j < v; j++) this.shade[j] = 0.75 + 0.25 * Math.min(1, Math.max(0, this.base[3 * j + 1]));
     this.perIndex = baseIndex.length;
     const index = new Uint32Array(capacity * this.perIndex);
     for (let i = 0; i < capacity; i++)

@@ -1,10 +1,11 @@
 // World objects of one model share one mesh: one draw call for all of them (an
 // InstancedMesh, or a batch placed on the CPU where WebGL is software: ./draws.ts; a
-// batched pool draws far objects as their roof in a second batch: ./detail.ts).
+// batched pool draws far objects as points or roofs in a second draw, and those at middle
+// distance as boxes in a third: ./detail.ts).
 // Instances are packed: removing one moves the last into its place. The capacity doubles
 // when full and halves when a quarter is used, so a pool follows the count both ways.
 import * as THREE from "three";
-import { FAR, NEAR, OUT_OF_VIEW, type Detail } from "./detail";
+import { FAR, MID, NEAR, OUT_OF_VIEW, type Detail } from "./detail";
 import { BatchDraw, InstancedDraw, type DrawKind, type PoolDraw } from "./draws";
 import { lerpAngle } from "./frames";
 
@@ -14,6 +15,8 @@ export class InstancedPool {
   draw: PoolDraw;
   /** Batched: the objects drawn as their roof, far away (./detail.ts). */
   farDraw: PoolDraw | null = null;
+  /** Batched: the objects drawn as a box, at middle distance (./detail.ts). */
+  midDraw: PoolDraw | null = null;
   count = 0;
   ids: Int32Array; // by instance
   readonly index = new Map<number, number>(); // id -> instance
@@ -23,7 +26,8 @@ export class InstancedPool {
   private colors: Float32Array; // r, g, b
   private moving: Uint8Array;
   private slots = new Int32Array(0); // batched and culled: the instance drawn in each slot
-  private farSlots = new Int32Array(0); // the same for the roof batch
+  private farSlots = new Int32Array(0); // the same for the far draw
+  private midSlots = new Int32Array(0); // and for the box draw
   private shownAs = new Uint8Array(0); // batched and culled: each instance's last Detail
   private recoloured = new Uint8Array(0); // batched and culled: colour changed since drawn
   private culled = false; // whether the last frame drew the visible instances only
@@ -37,6 +41,8 @@ export class InstancedPool {
     capacity = MIN_CAPACITY,
     /** Batched: makes the draw of the far objects for a capacity (none: all drawn near). */
     readonly makeFar: ((capacity: number) => PoolDraw) | null = null,
+    /** Batched: makes the draw of the objects at middle distance (none: drawn near). */
+    readonly makeMid: ((capacity: number) => PoolDraw) | null = null,
   ) {
     this.ids = new Int32Array(capacity);
     this.prev = new Float32Array(4 * capacity);
@@ -45,7 +51,8 @@ export class InstancedPool {
     this.colors = new Float32Array(3 * capacity);
     this.moving = new Uint8Array(capacity);
     this.draw = this.makeDraw(capacity);
-    this.farDraw = this.makeFarDraw(capacity);
+    this.farDraw = this.makeLevelDraw(capacity, FAR);
+    this.midDraw = this.makeLevelDraw(capacity, MID);
   }
 
   /** The scene object that draws the pool. */
@@ -71,15 +78,17 @@ export class InstancedPool {
     return draw;
   }
 
-  private makeFarDraw(capacity: number): PoolDraw | null {
-    if (this.kind !== "batched" || !this.makeFar) return null;
-    const draw = this.makeFar(capacity);
-    draw.setCount(0); // until a culled frame puts far objects in it
+  private makeLevelDraw(capacity: number, level: typeof FAR | typeof MID): PoolDraw | null {
+    const make = level === FAR ? this.makeFar : this.makeMid;
+    if (this.kind !== "batched" || !make) return null;
+    const draw = make(capacity);
+    draw.setCount(0); // until a culled frame puts objects in it
     const mesh = draw.object;
     mesh.userData.model = this.model;
     mesh.userData.pool = this;
-    mesh.userData.far = true;
-    mesh.name = `world-model-${this.model}-far`;
+    mesh.userData.level = level;
+    mesh.userData.far = level === FAR;
+    mesh.name = `world-model-${this.model}-${level === FAR ? "far" : "box"}`;
     this.parent.add(mesh);
     return draw;
   }
@@ -100,11 +109,13 @@ export class InstancedPool {
     this.parent.remove(this.draw.object);
     this.draw.dispose();
     this.draw = this.makeDraw(capacity);
-    if (this.farDraw) {
-      this.parent.remove(this.farDraw.object);
-      this.farDraw.dispose();
+    for (const draw of [this.farDraw, this.midDraw]) {
+      if (!draw) continue;
+      this.parent.remove(draw.object);
+      draw.dispose();
     }
-    this.farDraw = this.makeFarDraw(capacity);
+    this.farDraw = this.makeLevelDraw(capacity, FAR);
+    this.midDraw = this.makeLevelDraw(capacity, MID);
     this.culled = false; // new buffers: one slot per instance until the next culled frame
     this.writeAll(1);
   }
@@ -211,13 +222,14 @@ export class InstancedPool {
    *
    * With `detail` (of a bounding sphere in three.js' frame, ./detail.ts), a batched pool
    * draws only the instances in view, packed into the first slots of its model's batch
-   * (near) or its roof batch (far): software WebGL then places, uploads and draws the
-   * objects in view, the far ones with 4 vertices. Otherwise only the moving instances
+   * (near), its box batch (middle distance) or its far draw: software WebGL then places,
+   * uploads and draws the objects in view, the far ones with 1 vertex (4 as roofs). Otherwise only the moving instances
    * are written, all with the full model.
    */
   interpolate(t: number, detail?: (x: number, y: number, z: number, r: number) => Detail): void {
     if (this.kind !== "batched" || !detail) {
       this.farDraw?.setCount(0);
+      this.midDraw?.setCount(0);
       if (this.culled) {
         this.culled = false;
         this.writeAll(t); // back to one slot per instance
@@ -234,14 +246,17 @@ export class InstancedPool {
     if (this.slots.length !== this.capacity) {
       this.slots = new Int32Array(this.capacity).fill(-1);
       this.farSlots = new Int32Array(this.capacity).fill(-1);
+      this.midSlots = new Int32Array(this.capacity).fill(-1);
       this.shownAs = new Uint8Array(this.capacity);
       this.recoloured = new Uint8Array(this.capacity);
       this.culled = false;
     }
     const p = this.prev, q = this.next, s = this.size, c = this.colors;
     const far = this.farDraw;
+    const mid = this.midDraw;
     let j = 0; // near slots used
     let f = 0; // far slots used
+    let m = 0; // box slots used
     for (let i = 0; i < this.count; i++) {
       const k = 4 * i;
       const x = p[k] + (q[k] - p[k]) * t;
@@ -250,10 +265,11 @@ export class InstancedPool {
       const l = s[3 * i], w = s[3 * i + 1], h = s[3 * i + 2];
       let level = detail(x, z + 0.5 * h, -y, 0.5 * Math.hypot(l, w, h));
       if (level === OUT_OF_VIEW) continue;
-      if (!far) level = NEAR;
-      const draw = level === FAR ? far! : this.draw;
-      const slots = level === FAR ? this.farSlots : this.slots;
-      const slot = level === FAR ? f++ : j++;
+      if (level === FAR && !far) level = MID;
+      if (level === MID && !mid) level = NEAR;
+      const draw = level === FAR ? far! : level === MID ? mid! : this.draw;
+      const slots = level === FAR ? this.farSlots : level === MID ? this.midSlots : this.slots;
+      const slot = level === FAR ? f++ : level === MID ? m++ : j++;
       draw.writePose(slot, x, y, z, lerpAngle(p[k + 3], q[k + 3], t), l, w, h);
       // Colours change rarely: upload them only where a slot holds another instance.
       if (!this.culled || slots[slot] !== i || this.shownAs[i] !== level || this.recoloured[i]) {
@@ -265,23 +281,34 @@ export class InstancedPool {
     }
     this.draw.setCount(j);
     far?.setCount(f);
+    mid?.setCount(m);
     this.culled = true;
   }
 
-  /** The id drawn in a slot of the model's draw, or with `far` of the roof draw (see `interpolate`). */
-  idAtSlot(slot: number, far = false): number {
+  /** The id drawn in a slot of the model's draw, or of the draw of another level (see `interpolate`). */
+  idAtSlot(slot: number, level: Detail = NEAR): number {
     if (!this.culled) return this.ids[slot];
-    return this.ids[far ? this.farSlots[slot] : this.slots[slot]];
+    return this.ids[(level === FAR ? this.farSlots : level === MID ? this.midSlots : this.slots)[slot]];
+  }
+
+  /** The draw of a level of detail (NEAR: the model's), null where the pool has none. */
+  drawOf(level: Detail): PoolDraw | null {
+    return level === FAR ? this.farDraw : level === MID ? this.midDraw : this.draw;
   }
 
   /** Instances drawn in the last frame. */
   get drawn(): number {
-    return this.culled ? this.drawnCount(this.draw) + this.drawnFar : this.count;
+    return this.culled ? this.drawnCount(this.draw) + this.drawnFar + this.drawnBoxes : this.count;
   }
 
   /** Instances drawn as their roof in the last frame. */
   get drawnFar(): number {
     return this.culled && this.farDraw ? this.drawnCount(this.farDraw) : 0;
+  }
+
+  /** Instances drawn as a box in the last frame. */
+  get drawnBoxes(): number {
+    return this.culled && this.midDraw ? this.drawnCount(this.midDraw) : 0;
   }
 
   private drawnCount(draw: PoolDraw): number {
@@ -320,7 +347,7 @@ export class InstancedPool {
   }
 
   dispose(): void {
-    for (const draw of [this.draw, this.farDraw]) {
+    for (const draw of [this.draw, this.farDraw, this.midDraw]) {
       if (!draw) continue;
       this.parent.remove(draw.object);
       draw.dispose();

@@ -11,7 +11,7 @@ import { mergeGeometries } from "three/examples/jsm/utils/BufferGeometryUtils.js
 import type { EgoSensor, LaneSensor } from "../protocol";
 import type { WorldObject, WorldSensor } from "../world";
 import { lerpAngle, writeBoxMatrix } from "./frames";
-import type { DetailPicker } from "./detail";
+import { NEAR, type Detail, type DetailPicker } from "./detail";
 import { BatchDraw, type DrawKind, type PoolDraw } from "./draws";
 import { InstancedPool } from "./instances";
 import { PointDraw, pointMaterial } from "./points";
@@ -43,6 +43,18 @@ function modelGeometry(name: string): THREE.BufferGeometry {
   if (name === "pedestrian" || name === "cyclist")
     return new THREE.CylinderGeometry(0.4, 0.4, 1, 10).translate(0, 0.5, 0);
   return new THREE.BoxGeometry(1, 1, 1).translate(0, 0.5, 0);
+}
+
+/**
+ * A unit box, base on the ground, without its bottom face (the cameras stay above the
+ * ground): what objects at middle distance are drawn as where batched (./detail.ts).
+ */
+function boxGeometry(): THREE.BufferGeometry {
+  const box = new THREE.BoxGeometry(1, 1, 1).translate(0, 0.5, 0);
+  // BoxGeometry's faces come in the order +x, -x, +y, -y, +z, -z, 6 indices each.
+  const index = Array.from(box.getIndex()!.array);
+  index.splice(18, 6);
+  return box.setIndex(index);
 }
 
 /** A model's roof: one unit quad facing up at its top, what far objects are drawn as. */
@@ -80,6 +92,7 @@ export class SceneUpdater {
 
   private readonly geometries = new Map<number, THREE.BufferGeometry>();
   private readonly roofs = new Map<number, THREE.BufferGeometry>();
+  private readonly box = boxGeometry();
   private readonly objectMaterial: THREE.Material;
   private readonly farMaterial = pointMaterial();
   private readonly seedMaterials = new Map<string, THREE.MeshLambertMaterial>();
@@ -140,6 +153,13 @@ export class SceneUpdater {
   private farDraw(model: number): (capacity: number) => PoolDraw {
     if (this.far === "points") return (capacity) => new PointDraw(this.geometry(model), this.farMaterial, capacity);
     return (capacity) => new BatchDraw(this.roof(model), this.objectMaterial, capacity);
+  }
+
+  /** The draw of objects at middle distance: a box, for models of more triangles than a box's 12. */
+  private midDraw(model: number): ((capacity: number) => PoolDraw) | null {
+    const g = this.geometry(model);
+    if ((g.getIndex()?.count ?? g.getAttribute("position").count) / 3 <= 12) return null;
+    return (capacity) => new BatchDraw(this.box, this.objectMaterial, capacity);
   }
 
   /** Applies one frame. `from` in [0, 1]: how far the previous motion had been shown. */
@@ -234,8 +254,10 @@ export class SceneUpdater {
   private pool(model: number): InstancedPool {
     let pool = this.pools.get(model);
     if (!pool) {
-      const far = this.draw === "batched" ? this.farDraw(model) : null;
-      pool = new InstancedPool(this.geometry(model), this.objectMaterial, this.worldGroup, model, this.draw, undefined, far);
+      const batched = this.draw === "batched";
+      const far = batched ? this.farDraw(model) : null;
+      const mid = batched ? this.midDraw(model) : null;
+      pool = new InstancedPool(this.geometry(model), this.objectMaterial, this.worldGroup, model, this.draw, undefined, far, mid);
       this.pools.set(model, pool);
     }
     return pool;
@@ -328,9 +350,9 @@ export class SceneUpdater {
   /** The id of the object an intersection hit (instance or mesh), or null. */
   idOf(hit: THREE.Intersection): number | null {
     const pool = hit.object.userData.pool as InstancedPool | undefined;
-    const far = hit.object.userData.far === true;
-    const slot = (far ? pool?.farDraw : pool?.draw)?.slotOf(hit);
-    if (pool && slot !== undefined) return pool.idAtSlot(slot, far);
+    const level = (hit.object.userData.level as Detail | undefined) ?? NEAR;
+    const slot = pool?.drawOf(level)?.slotOf(hit);
+    if (pool && slot !== undefined) return pool.idAtSlot(slot, level);
     const id = hit.object.userData.id;
     return typeof id === "number" ? id : null;
   }
@@ -350,6 +372,7 @@ export class SceneUpdater {
     for (const pool of this.pools.values()) {
       pool.draw.prepareRaycast();
       pool.farDraw?.prepareRaycast();
+      pool.midDraw?.prepareRaycast();
     }
     const out: THREE.Object3D[] = [...this.worldGroup.children];
     if (this.ego) out.push(this.ego);
@@ -368,7 +391,12 @@ export class SceneUpdater {
     return [...this.pools.values()].map((p) => ({ model: p.model, count: p.count, capacity: p.capacity, drawn: p.drawn }));
   }
 
-  /** World objects drawn as their roof in the last frame (far ones, where batched and culled). */
+  /** World objects drawn as a box in the last frame (at middle distance, where batched and culled). */
+  get drawnBoxCount(): number {
+    return [...this.pools.values()].reduce((n, p) => n + p.drawnBoxes, 0);
+  }
+
+  /** World objects drawn far (points or roofs) in the last frame (where batched and culled). */
   get drawnFarCount(): number {
     return [...this.pools.values()].reduce((n, p) => n + p.drawnFar, 0);
   }
@@ -381,7 +409,7 @@ export class SceneUpdater {
   dispose(): void {
     this.removeLanes();
     for (const pool of this.pools.values()) pool.dispose();
-    for (const g of [...this.geometries.values(), ...this.roofs.values()]) g.dispose();
+    for (const g of [...this.geometries.values(), ...this.roofs.values(), this.box]) g.dispose();
     this.objectMaterial.dispose();
     this.farMaterial.dispose();
     this.laneMaterial.dispose();
