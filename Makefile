@@ -35,7 +35,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
 
-# (one pip run for both: a second would read the package indexes again, ~10 s)
+# (one pip run installs both)
 $(DEV_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP) $(DEV_STAMP)
