@@ -15,43 +15,16 @@ import numpy as np
 import pytest
 
 from roadsim import Simulation
-from roadsim.road.builder import (
-    Arc,
-    Document,
-    LaneSectionSpec,
-    LaneSpec,
-    Line,
-    PlanView,
-    Pose,
-    RoadSpec,
-)
 from roadsim.scenario.schema import validate_data
+from tests.agents.bends import LANE, bend_road
 
-LANE, SHOULDER = 3.2, 0.5  # m: Town07's
 STRAIGHT = 60.0  # m before and after the bend
 
 
 def _bend_road(folder: Path, radius: float) -> tuple[str, float]:
-    """Road "1": 60 m straight, a half turn to the left of ``radius`` (m, on the
-    reference line between the two directions), 60 m straight; a 3.2 m lane and a
-    0.5 m shoulder each side. Returns the file and the s of the bend's middle."""
-    arc = np.pi * radius
-    lanes = [
-        LaneSectionSpec(
-            0.0,
-            (
-                LaneSpec(2, "shoulder", SHOULDER),
-                LaneSpec(1, width=LANE),
-                LaneSpec(-1, width=LANE),
-                LaneSpec(-2, "shoulder", SHOULDER),
-            ),
-        )
-    ]
-    segments = (Line(STRAIGHT), Arc(arc, 1.0 / radius), Line(STRAIGHT))
-    road = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), segments), lanes)
-    path = folder / f"bend_{radius:g}.xodr"
-    Document("bend", [road]).write(path)
-    return str(path), STRAIGHT + 0.5 * arc
+    """`bend_road` with 60 m straights; the file and the s of the bend's middle."""
+    path, begin, end = bend_road(folder, radius, STRAIGHT)
+    return path, 0.5 * (begin + end)
 
 
 def _meet(folder: Path, radius: float, ours: str, theirs: str, where: float) -> tuple[int, float]:

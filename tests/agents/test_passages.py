@@ -10,48 +10,15 @@ import pytest
 
 from roadsim import Simulation
 from roadsim.agents.passages import PASSAGE_MARGIN, PASSAGE_RADIUS, find_passages
-from roadsim.road.builder import (
-    Arc,
-    Document,
-    LaneSectionSpec,
-    LaneSpec,
-    Line,
-    PlanView,
-    Pose,
-    RoadSpec,
-)
 from roadsim.scenario.schema import validate_data
 from roadsim.world.lane_info import LaneInfo
+from tests.agents.bends import LANE, bend_road
 
-LANE, SHOULDER = 3.2, 0.5  # m: Town07's
 STRAIGHT = 150.0  # m before and after the bend
 
 
-def _bend_road(folder: Path, radius: float) -> tuple[str, float, float]:
-    """Road "1": a straight, a half turn to the left of ``radius`` (m, on the reference
-    line), a straight; a 3.2 m lane and a 0.5 m shoulder each side. Returns the file and
-    the s where the bend begins and ends."""
-    arc = np.pi * radius
-    lanes = [
-        LaneSectionSpec(
-            0.0,
-            (
-                LaneSpec(2, "shoulder", SHOULDER),
-                LaneSpec(1, width=LANE),
-                LaneSpec(-1, width=LANE),
-                LaneSpec(-2, "shoulder", SHOULDER),
-            ),
-        )
-    ]
-    segments = (Line(STRAIGHT), Arc(arc, 1.0 / radius), Line(STRAIGHT))
-    road = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), segments), lanes)
-    path = folder / f"bend_{radius:g}.xodr"
-    Document("bend", [road]).write(path)
-    return str(path), STRAIGHT, STRAIGHT + arc
-
-
 def test_a_passage_covers_both_directions_of_a_tight_bend_and_its_ends(tmp_path: Path) -> None:
-    path, begin, end = _bend_road(tmp_path, 15.0)
+    path, begin, end = bend_road(tmp_path, 15.0, STRAIGHT)
     sim = Simulation(validate_data({"map": path}, "test"))
     info = LaneInfo(sim.net)
     passages = find_passages(info)
@@ -67,7 +34,7 @@ def test_a_passage_covers_both_directions_of_a_tight_bend_and_its_ends(tmp_path:
 
 
 def test_bends_wide_enough_for_two_long_vehicles_are_no_passage(tmp_path: Path) -> None:
-    path, _, _ = _bend_road(tmp_path, PASSAGE_RADIUS + 2.0 * LANE)
+    path, _, _ = bend_road(tmp_path, PASSAGE_RADIUS + 2.0 * LANE, STRAIGHT)
     sim = Simulation(validate_data({"map": path}, "test"))
     assert find_passages(LaneInfo(sim.net)).number == 0
 
@@ -88,7 +55,7 @@ def test_long_vehicles_meeting_on_a_tight_bend_take_turns(
     outside starting ``lead`` metres nearer to it: both drive round it within a minute,
     one of them waiting before it, and they never touch. Before: one collision event in
     each (they met side by side in the bend)."""
-    path, begin, end = _bend_road(tmp_path, radius)
+    path, begin, end = bend_road(tmp_path, radius, STRAIGHT)
     sim = Simulation(validate_data({"map": path}, "test"))
     a = sim.spawn_vehicle_on_lane("1", -1, begin - 55.0 + lead, model=ours, speed=8.0)
     b = sim.spawn_vehicle_on_lane("1", 1, end + 55.0, model=theirs, speed=8.0)
