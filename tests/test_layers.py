@@ -41,6 +41,7 @@ MODULE_LAYERS: dict[str, str] = {
     "_checks": "base",
     "_compile_report": "base",
     "_lazy": "base",
+    "_signatures": "base",
     "_jit": "base",
     "_trig": "base",
     "_types": "base",

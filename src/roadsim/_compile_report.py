@@ -12,8 +12,11 @@ everything up front.)
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from numba.core import event
@@ -57,6 +60,11 @@ class CompileReport(event.Listener):
         self._announced = False
         self._kernel_started = 0.0
         self.seconds = 0.0  # wall seconds spent compiling roadsim's kernels so far
+        # Kernels ready, kernels in all and seconds left, where this process alone cannot
+        # tell (`roadsim.compiling` compiling in several processes); else counted here.
+        self.progress: Callable[[], tuple[int, int, float]] | None = None
+        # Called once as the next kernel starts compiling (a cache miss).
+        self.on_first_compile: Callable[[], None] | None = None
 
     def on_start(self, ev: event.Event) -> None:
         dispatcher = ev.data["dispatcher"]
@@ -72,11 +80,13 @@ class CompileReport(event.Listener):
                 "roadsim: compiling the simulation's kernels (once per machine and version; "
                 "`roadsim warmup` does it up front)"
             )
-        ready = sum(1 for k in _jit.kernels() if k.signatures)
+        started, self.on_first_compile = self.on_first_compile, None
+        if started is not None:
+            started()
+        ready, total, left = (self.progress or _progress)()
         self._write(
             f"roadsim: compiling {dispatcher.py_func.__module__.removeprefix('roadsim.')}."
-            f"{_name(dispatcher)} ({ready} of {len(_jit.kernels())} kernels ready, "
-            f"about {_expected_left():.0f} s left)"
+            f"{_name(dispatcher)} ({ready} of {total} kernels ready, about {left:.0f} s left)"
         )
 
     def on_end(self, ev: event.Event) -> None:
@@ -91,13 +101,42 @@ class CompileReport(event.Listener):
         print(line, file=stream, flush=True)
 
 
-def _expected_left() -> float:
-    """Expected CPU seconds to compile the kernels not ready in this process yet."""
-    return sum(EXPECTED_S.get(_name(k), _OTHER_S) for k in _jit.kernels() if not k.signatures)
+def expected_s(name: str) -> float:
+    """The CPU seconds kernel ``name`` (its function's name) is expected to compile in."""
+    return EXPECTED_S.get(name, _OTHER_S)
+
+
+def _progress() -> tuple[int, int, float]:
+    """The kernels of this process ready, all of them, and the expected CPU seconds to
+    compile those not ready yet."""
+    kernels = _jit.kernels()
+    left = sum(expected_s(_name(k)) for k in kernels if not k.signatures)
+    return sum(1 for k in kernels if k.signatures), len(kernels), left
 
 
 _REPORT = CompileReport()
 event.register("numba:compile", _REPORT)  # type: ignore[no-untyped-call]
+
+
+@contextmanager
+def reporting(
+    progress: Callable[[], tuple[int, int, float]] | None = None,
+    on_first_compile: Callable[[], None] | None = None,
+    quiet: bool = False,
+) -> Iterator[CompileReport]:
+    """Within this, the report counts with ``progress``, calls ``on_first_compile`` as
+    the first kernel starts compiling, or (``quiet``) writes nothing."""
+    saved = (_REPORT.progress, _REPORT.on_first_compile, _REPORT._stream)
+    _REPORT.progress, _REPORT.on_first_compile = progress, on_first_compile
+    quiet_stream = open(os.devnull, "w") if quiet else None  # noqa: SIM115
+    if quiet_stream is not None:
+        _REPORT._stream = quiet_stream
+    try:
+        yield _REPORT
+    finally:
+        _REPORT.progress, _REPORT.on_first_compile, _REPORT._stream = saved
+        if quiet_stream is not None:
+            quiet_stream.close()
 
 
 def compile_seconds() -> float:
