@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint webtest install warmup clean bench web
+.PHONY: run test lint pylint weblint webtest install warmup clean bench web
 
 # The web viewer's bundle, built from web/ with the versions web/package-lock.json pins
 # (npm ci), into the folder roadsim.viewer serves (gitignored).
@@ -46,8 +46,8 @@ $(DEV_STAMP): $(BIN)/python pyproject.toml
 warmup: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim warmup
 
-# pip and npm install side by side; then the kernels compile on one core while Vite
-# builds the viewer on the other.
+# pip and npm install side by side; then the kernels compile (in two processes where
+# there are two cores) while Vite builds the viewer.
 install:
 	$(MAKE) --no-print-directory -j2 $(STAMP) $(NODE_MODULES)
 	$(MAKE) --no-print-directory -j2 warmup web
@@ -55,22 +55,29 @@ install:
 run: install
 	OPENBLAS_NUM_THREADS=1 $(BIN)/roadsim run
 
-lint: $(DEV_STAMP) $(NODE_MODULES)
+lint: pylint weblint
+
+# Ruff and mypy, which need the dev extra.
+pylint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/mypy
+
+# The viewer's TypeScript, type-checked.
+weblint: $(NODE_MODULES)
 	cd $(WEB) && npx tsc --noEmit
 
 # The viewer's unit tests (Vitest, on a three.js scene without WebGL).
 webtest: $(NODE_MODULES)
 	cd $(WEB) && npx vitest run
 
-# pip and npm install side by side; the kernels compile on one core while the viewer
-# builds and the checks run on the other; then the Python tests run on every core
-# (pytest-xdist). The browser tests (tests/viewer) drive Debian's Chromium;
-# ROADSIM_REQUIRE_BROWSER makes a missing browser a failure here instead of a skip.
+# What needs Node.js only (the bundle, tsc, Vitest) runs beside pip's install, which waits
+# on package indexes more than it computes; the kernels then compile (two processes)
+# beside ruff and mypy; then the Python tests run on every core (pytest-xdist). The
+# browser tests (tests/viewer) drive Debian's Chromium; ROADSIM_REQUIRE_BROWSER makes a
+# missing browser a failure here instead of a skip.
 test:
-	$(MAKE) --no-print-directory -j2 $(DEV_STAMP) $(NODE_MODULES)
-	$(MAKE) --no-print-directory -j2 warmup web lint webtest
+	$(MAKE) --no-print-directory -j2 $(DEV_STAMP) web weblint webtest
+	$(MAKE) --no-print-directory -j2 warmup pylint
 	OPENBLAS_NUM_THREADS=1 ROADSIM_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n auto
 
 bench: $(DEV_STAMP)
