@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roadsim.sensors.raster import vertex_data
+from roadsim.sensors.raster import vertex_data, vertex_layout
 from roadsim.sensors.scene import SceneMesh
 
 
@@ -55,6 +55,32 @@ def test_corners_of_different_actors_are_not_shared() -> None:
     v = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
     mesh = SceneMesh.of(v, [[0, 1, 2], [1, 2, 0]], 14, actor=[4, 9])
     check(mesh, np.zeros(3))
+
+
+def test_a_layout_serves_the_same_triangles_moved() -> None:
+    """The moving mesh of the next frame (same triangles, actors, classes and looks, the
+    vertices elsewhere) takes the last one's layout and gets the records it would get
+    without; any other change needs a layout of its own."""
+    rng = np.random.default_rng(3)
+    v = rng.normal(scale=5.0, size=(8, 3))
+    tri = rng.integers(0, 8, size=(10, 3))
+    mesh = SceneMesh.of(v, tri, 5, actor=[3] * 5 + [4] * 5, look=rng.integers(0, 9, 10))
+    layout = vertex_layout(mesh)
+    moved = SceneMesh.of(v + np.array([40.0, -3.0, 0.5]), tri, 5, actor=mesh.actor, look=mesh.look)
+    assert layout.fits(moved, mesh)
+    origin = np.array([10.0, 20.0, 0.0])
+    reused, fresh = vertex_data(moved, origin, layout), vertex_data(moved, origin)
+    assert reused.vertices.tobytes() == fresh.vertices.tobytes()
+    np.testing.assert_array_equal(reused.indices, fresh.indices)
+    others = (
+        SceneMesh.of(v, tri, 5, actor=[3] * 6 + [4] * 4, look=mesh.look),  # an actor's triangle
+        SceneMesh.of(v, tri, 6, actor=mesh.actor, look=mesh.look),  # a class
+        SceneMesh.of(v, tri, 5, actor=mesh.actor, look=mesh.look + 1),  # a look
+        SceneMesh.of(v, tri[:, ::-1], 5, actor=mesh.actor, look=mesh.look),  # the corners
+        SceneMesh.of(np.vstack((v, v[:1])), tri, 5, actor=mesh.actor, look=mesh.look),  # a vertex
+    )
+    for other in others:
+        assert not layout.fits(other, mesh)
 
 
 def test_an_empty_mesh() -> None:

@@ -66,9 +66,11 @@ __all__ = [
     "SHADOW_SNAP_M",
     "STATIC_SHADOW_MAPS",
     "MeshData",
+    "MeshLayout",
     "RasterRenderer",
     "unpack_ids",
     "vertex_data",
+    "vertex_layout",
 ]
 
 #: Half the side of the square of ground a shot's shadows cover at least (m); its centre
@@ -276,8 +278,32 @@ class MeshData(NamedTuple):
     indices: npt.NDArray[np.uint32]
 
 
-def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> MeshData:
-    """The records and indices of a mesh's T triangles, positions relative to ``origin``.
+class MeshLayout(NamedTuple):
+    """All of a mesh's `vertex_data` but positions and normals, which change as its actors
+    move: the mesh vertex each record stands at, the records' ids and the indices."""
+
+    source: npt.NDArray[np.intp]
+    ids: npt.NDArray[np.int32]
+    indices: npt.NDArray[np.uint32]
+
+    def fits(self, mesh: SceneMesh, of: SceneMesh) -> bool:
+        """Whether it is also ``mesh``'s layout, being that of ``of``: the same triangles
+        of the same actors, classes and looks over as many vertices (the moving mesh from
+        one frame to the next while no actor comes or goes)."""
+        return len(mesh.vertices) == len(of.vertices) and all(
+            np.array_equal(a, b)
+            for a, b in (
+                (mesh.triangles, of.triangles),
+                (mesh.actor, of.actor),
+                (mesh.surface, of.surface),
+                (mesh.look, of.look),
+            )
+        )
+
+
+def vertex_layout(mesh: SceneMesh) -> MeshLayout:
+    """The records and indices of a mesh's T triangles, but their positions and normals
+    (`vertex_data`).
 
     A triangle's last corner is a record of its own (record t of triangle t): its
     provoking vertex (OpenGL's default), whose outputs the fragment shader takes flat, so
@@ -294,15 +320,10 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> MeshData:
             f"the raster camera draws actor ids up to {MAX_ACTOR_ID}, not "
             f"{int(mesh.actor.max())}; use renderer: raycast"
         )
-    local = mesh.vertices - np.asarray(origin, dtype=np.float64)  # (V, 3)
     tri = mesh.triangles
     t = len(tri)
-    p = local[tri]  # (T, 3, 3)
-    n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
-    norm = np.sqrt(np.einsum("ij,ij->i", n, n))
-    n /= np.where(norm > 0.0, norm, 1.0)[:, None]
     # For each mesh vertex, a triangle whose last corner it is (-1: none).
-    last = np.full(len(local), -1, dtype=np.int64)
+    last = np.full(len(mesh.vertices), -1, dtype=np.int64)
     last[tri[:, 2]] = np.arange(t)
     wanted = tri[:, :2].ravel()
     actor = np.repeat(mesh.actor, 2)
@@ -314,17 +335,44 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> MeshData:
     keys = (wanted[~found].astype(np.int64) << 25) | (actor[~found] + 1)
     extra = np.unique(keys)
     shared[~found] = t + np.searchsorted(extra, keys)
-    out = np.zeros(t + len(extra), dtype=VERTEX)
-    out["position"][:t] = local[tri[:, 2]]
-    out["normal"][:t] = n
-    out["ids"][:t, 0] = mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8
-    out["ids"][:t, 1] = mesh.actor
-    out["position"][t:] = local[extra >> 25]
-    out["ids"][t:, 1] = (extra & ((1 << 25) - 1)) - 1
+    source = np.concatenate((tri[:, 2], extra >> 25)).astype(np.intp)
+    ids = np.zeros((t + len(extra), 2), dtype=np.int32)
+    ids[:t, 0] = mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8
+    ids[:t, 1] = mesh.actor
+    ids[t:, 1] = (extra & ((1 << 25) - 1)) - 1
     indices = np.empty((t, 3), dtype=np.uint32)
     indices[:, :2] = shared.reshape(t, 2)
     indices[:, 2] = np.arange(t)
-    return MeshData(out, indices.reshape(-1))
+    return MeshLayout(source, ids, indices.reshape(-1))
+
+
+def vertex_data(
+    mesh: SceneMesh, origin: npt.ArrayLike, layout: MeshLayout | None = None
+) -> MeshData:
+    """The records and indices of a mesh's T triangles, positions relative to ``origin``
+    (the records as `vertex_layout` lays them out: ``layout``, where it is known to be the
+    mesh's, else worked out).
+
+    Raises:
+        ArgumentError: An actor id above `MAX_ACTOR_ID` (the ids target holds no more).
+    """
+    if layout is None:
+        layout = vertex_layout(mesh)
+    local = mesh.vertices - np.asarray(origin, dtype=np.float64)  # (V, 3)
+    tri = mesh.triangles
+    # (Component by component: np.cross and fancy indexing cost twice as much a frame.)
+    p0, p1, p2 = (local.take(tri[:, k], axis=0) for k in range(3))
+    a, b = (p1 - p0).T, (p2 - p0).T
+    n = np.stack(
+        (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]), axis=1
+    )
+    norm = np.sqrt(np.einsum("ij,ij->i", n, n))
+    n /= np.where(norm > 0.0, norm, 1.0)[:, None]
+    out = np.zeros(len(layout.source), dtype=VERTEX)
+    out["position"] = local.take(layout.source, axis=0)
+    out["normal"][: len(n)] = n
+    out["ids"] = layout.ids
+    return MeshData(out, layout.indices)
 
 
 class _Mesh:
@@ -350,14 +398,16 @@ class _Mesh:
         }
         self.shadow = array(shadow, self.buffer, "3f 20x", "in_position")
 
-    def write(self, data: MeshData) -> bool:
-        """Replaces the mesh; False if it does not fit (make a new `_Mesh`)."""
+    def write(self, data: MeshData, indices: bool = True) -> bool:
+        """Replaces the mesh (its records only, where not ``indices``: the same layout);
+        False if it does not fit (make a new `_Mesh`)."""
         if len(data.vertices) > self.capacity[0] or len(data.indices) > self.capacity[1]:
             return False
         self.count = len(data.indices)  # (vertices drawn)
         if self.count:
-            self.buffer.write(data.vertices.tobytes())
-            self.indices.write(data.indices.tobytes())
+            self.buffer.write(data.vertices)
+            if indices:
+                self.indices.write(data.indices)
         return True
 
     def release(self) -> None:
@@ -416,26 +466,37 @@ class _ShadowMaps:
 
 
 class _Targets:
-    """The framebuffer of one image size: colour (RGBA32F, radiance), depth along the
-    optical axis (R32F) and ids (R32I: class and actor, `unpack_ids`).
+    """The framebuffer of one image size: colour (RGB32F, radiance; RGBA32F where the
+    driver cannot draw into RGB32F), depth along the optical axis (R32F) and ids (R32I:
+    class and actor, `unpack_ids`).
 
-    Class and actor share a target: on llvmpipe each attachment costs time in every pass.
-    Depth keeps its own: in the colour's alpha, reading the colour back as RGB would take
-    a second read or a strided copy, which costs more than the target.
+    The colour target has the image's three channels, so that reading it back is a copy:
+    from RGBA32F, llvmpipe converts every pixel (1 ms a 640 x 480 image here, against
+    0.3). Class and actor share a target: on llvmpipe each attachment costs time in every
+    pass. Depth keeps its own: in the colour's alpha, reading the colour back as RGB would
+    take a second read or a strided copy, which costs more than the target.
 
     The ids are read back into an array kept here (``ids``) and unpacked from it into new
     ones: reading into new memory costs its first touch of every page (0.5 ms a shot for
     640 x 480 here), which the unpacking pays anyway."""
 
-    def __init__(self, ctx: Any, size: tuple[int, int]) -> None:
+    def __init__(self, ctx: Any, gl: Any, size: tuple[int, int]) -> None:
         self.size = size
-        self.attachments = (
-            ctx.renderbuffer(size, 4, dtype="f4"),
-            ctx.renderbuffer(size, 1, dtype="f4"),
-            ctx.renderbuffer(size, 1, dtype="i4"),
-        )
         self.depth = ctx.depth_renderbuffer(size)
-        self.fbo = ctx.framebuffer(self.attachments, self.depth)
+        others = (ctx.renderbuffer(size, 1, dtype="f4"), ctx.renderbuffer(size, 1, dtype="i4"))
+        # (RGB32F need not be renderable in OpenGL 3.3: moderngl raises where the
+        # framebuffer is incomplete.)
+        for channels in (3, 4):
+            color = ctx.renderbuffer(size, channels, dtype="f4")
+            try:
+                self.fbo = ctx.framebuffer((color, *others), self.depth)
+            except gl.Error:
+                color.release()
+                if channels == 4:
+                    raise
+            else:
+                break
+        self.attachments = (color, *others)
         self.depth_only = ctx.framebuffer((), self.depth)
         self.ids = np.empty(size[::-1], dtype=np.int32)
 
@@ -500,6 +561,7 @@ class RasterRenderer:
         self._targets: dict[tuple[int, int], _Targets] = {}
         self._scene_static: SceneMesh | None = None
         self._scene_moving: SceneMesh | None = None
+        self._moving_layout: MeshLayout | None = None
         self._static: _Mesh | None = None
         self._moving: _Mesh | None = None
 
@@ -515,8 +577,14 @@ class RasterRenderer:
             self._scene_moving = None
             self._shadows.forget_static()
         if self._scene_moving is not scene.moving or self._moving is None:
-            data = vertex_data(scene.moving, scene.origin)
-            if self._moving is None or not self._moving.write(data):
+            # From frame to frame the actors move and their triangles stay: the last
+            # moving mesh's layout serves again while none comes or goes.
+            last, layout = self._scene_moving, self._moving_layout
+            same = last is not None and layout is not None and layout.fits(scene.moving, last)
+            if layout is None or not same:
+                layout = self._moving_layout = vertex_layout(scene.moving)
+            data = vertex_data(scene.moving, scene.origin, layout)
+            if self._moving is None or not self._moving.write(data, indices=not same):
                 if self._moving is not None:
                     self._moving.release()
                 self._moving = _Mesh(self._ctx, programs, data)
@@ -576,7 +644,7 @@ class RasterRenderer:
         yield "shadow maps", None
         targets = self._targets.get(size)
         if targets is None:
-            targets = self._targets[size] = _Targets(ctx, size)
+            targets = self._targets[size] = _Targets(ctx, self._gl, size)
         targets.depth_only.clear(depth=1.0)
         targets.fbo.use()
         main = self._main[shadows]
