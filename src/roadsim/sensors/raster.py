@@ -23,9 +23,10 @@ A shot is three passes into float32 render targets:
    at least); outside it, nothing is in shadow. The sun and the static mesh never move,
    so the static mesh's map is drawn once per square and kept (`_ShadowMaps`): the
    square's centre snaps to a grid of `SHADOW_SNAP_M` in the sun's frame, so a new one is
-   drawn only when the camera has moved about that far. The moving actors (a few
-   thousand triangles) go into a second map of the same square at every shot; the scene's
-   shader looks up both (an actor's shadow on the road, a building's on an actor);
+   drawn only when the camera has moved about that far. At every shot, the static map is
+   copied into a second map of the same square and the moving actors (a few thousand
+   triangles) are drawn into that copy, which the scene's shader looks up: one look-up of
+   both (an actor's shadow on the road, a building's on an actor);
 2. the scene, with a depth buffer: colour (`roadsim.sensors.camera_model`'s shading),
    depth along the optical axis (written per fragment where the pixel's ray meets its
    triangle's plane, not read back from the depth buffer nor interpolated across the
@@ -174,8 +175,7 @@ _MAIN_FRAGMENT = """
 #version 330
 #define SHADOWS %(shadows)d
 uniform float u_bias;
-uniform sampler2DShadow u_static_shadow;
-uniform sampler2DShadow u_actor_shadow;
+uniform sampler2DShadow u_shadow;
 uniform vec3 u_sun;
 uniform vec3 u_ambient;
 uniform vec2 u_center;
@@ -193,7 +193,7 @@ layout(location = 2) out int out_ids;
 void main() {
 #if SHADOWS
     vec3 at = vec3(v_light.xy, v_light.z - u_bias);
-    float lit = texture(u_static_shadow, at) * texture(u_actor_shadow, at);
+    float lit = texture(u_shadow, at);
     // Outside the maps' square nothing is in shadow (no branch: llvmpipe runs both sides).
     bool inside = all(greaterThan(v_light, vec3(0.0))) && all(lessThan(v_light, vec3(1.0)));
     out_color = vec4(v_color.rgb * (u_ambient + u_sun * (v_color.a * (inside ? lit : 1.0))), 1.0);
@@ -419,27 +419,36 @@ class _Mesh:
 
 
 class _ShadowMap:
-    """A depth texture the sun's view is drawn into (compared, filtered: 2 x 2 texels)."""
+    """A depth texture the sun's view is drawn into (compared, filtered: 2 x 2 texels).
+
+    Its framebuffer has a colour target too (one byte a texel, masked: never drawn), for
+    `moderngl.Context.copy_framebuffer` copies the depth along with each colour target
+    and not without one."""
 
     def __init__(self, ctx: Any, gl: Any) -> None:
-        self.texture = ctx.depth_texture((SHADOW_MAP_SIZE, SHADOW_MAP_SIZE))
+        size = (SHADOW_MAP_SIZE, SHADOW_MAP_SIZE)
+        self.texture = ctx.depth_texture(size)
         self.texture.compare_func = "<="
         self.texture.filter = (gl.LINEAR, gl.LINEAR)
-        self.fbo = ctx.framebuffer(depth_attachment=self.texture)
+        self.color = ctx.renderbuffer(size, 1, dtype="f1")
+        self.fbo = ctx.framebuffer([self.color], self.texture)
+        self.fbo.color_mask = (False, False, False, False)
 
     def release(self) -> None:
         self.fbo.release()
+        self.color.release()
         self.texture.release()
 
 
 class _ShadowMaps:
     """The static mesh's shadow maps, by square (`_shadow_square`'s key; the last
-    `STATIC_SHADOW_MAPS` used), and the moving actors' map, drawn again at every shot."""
+    `STATIC_SHADOW_MAPS` used), and the map of a shot: a copy of the static one with the
+    moving actors drawn into it."""
 
     def __init__(self, ctx: Any, gl: Any) -> None:
         self._ctx, self._gl = ctx, gl
         self.static: dict[tuple[float, ...], _ShadowMap] = {}
-        self.actors = _ShadowMap(ctx, gl)
+        self.shot = _ShadowMap(ctx, gl)
 
     def static_map(self, key: tuple[float, ...]) -> tuple[_ShadowMap, bool]:
         """The static map of a square, and whether it is new (to be drawn)."""
@@ -462,7 +471,7 @@ class _ShadowMaps:
 
     def release(self) -> None:
         self.forget_static()
-        self.actors.release()
+        self.shot.release()
 
 
 class _Targets:
@@ -546,8 +555,7 @@ class RasterRenderer:
                     fragment_shader=_MAIN_FRAGMENT % {"shadows": shadows},
                 )
                 main["u_albedo"].write(LOOK_ALBEDO.astype("f4").tobytes())
-            self._main[True]["u_static_shadow"].value = 0
-            self._main[True]["u_actor_shadow"].value = 1
+            self._main[True]["u_shadow"].value = 0
             self._shadow_program: Any = ctx.program(
                 vertex_shader=_SHADOW_VERTEX, fragment_shader=_SHADOW_FRAGMENT
             )
@@ -597,26 +605,27 @@ class RasterRenderer:
                 mesh.main[lit].render(self._gl.TRIANGLES, vertices=mesh.count)
 
     def _draw_shadows(self, light_matrix: Any, key: tuple[float, ...]) -> None:
-        """Draws the moving actors' shadow map of a square, and the static mesh's if it
-        is not kept (see the module docstring); binds both for the scene's shader."""
+        """Draws the shot's shadow map of a square: the static mesh's (drawn first if it
+        is not kept), copied, and the moving actors into the copy (see the module
+        docstring); binds it for the scene's shader."""
         ctx, gl = self._ctx, self._gl
         self._shadow_program["u_light"].write(_mat4(light_matrix))
         ctx.depth_func = "<"
         ctx.polygon_offset = (2.0, 4.0)
         static, new = self._shadows.static_map(key)
-        for target, mesh, draw in (
-            (static, self._static, new),
-            (self._shadows.actors, self._moving, True),
-        ):
-            if draw:
-                target.fbo.use()
-                target.fbo.clear(depth=1.0)
-                if mesh is not None and mesh.count:
-                    mesh.shadow.render(gl.TRIANGLES, vertices=mesh.count)
-        ctx.polygon_offset = (0.0, 0.0)
+        if new:
+            static.fbo.use()
+            static.fbo.clear(depth=1.0)
+            if self._static is not None and self._static.count:
+                self._static.shadow.render(gl.TRIANGLES, vertices=self._static.count)
         self.static_shadow_draws += new
-        static.texture.use(location=0)
-        self._shadows.actors.texture.use(location=1)
+        shot = self._shadows.shot
+        ctx.copy_framebuffer(shot.fbo, static.fbo)
+        shot.fbo.use()
+        if self._moving is not None and self._moving.count:
+            self._moving.shadow.render(gl.TRIANGLES, vertices=self._moving.count)
+        ctx.polygon_offset = (0.0, 0.0)
+        shot.texture.use(location=0)
 
     # -- a shot ----------------------------------------------------------------------------------
 
