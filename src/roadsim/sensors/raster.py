@@ -202,10 +202,11 @@ void main() {
 #endif
     // Depth along the optical axis from the triangle's plane: as exact as float32 however
     // large the triangle, where the interpolated one is not (on NVIDIA's driver, 1.7 cm
-    // at 40 m across a 1 km triangle). Edge on (the camera in the plane), the
-    // interpolated eye depth (1 / w) serves.
-    float depth = 1.0 / (v_inverse_depth.x + dot(v_inverse_depth.yz, u_center - gl_FragCoord.xy));
-    out_depth = depth > 0.0 && depth < 1e30 ? depth : 1.0 / gl_FragCoord.w;
+    // at 40 m across a 1 km triangle). Edge on (the camera in the plane: no inverse
+    // depth, or none above 1e-30), the interpolated eye depth (1 / w) serves. (One
+    // division for both.)
+    float inverse = v_inverse_depth.x + dot(v_inverse_depth.yz, u_center - gl_FragCoord.xy);
+    out_depth = 1.0 / (inverse > 1e-30 ? inverse : gl_FragCoord.w);
     out_ids = v_ids;
 }
 """
