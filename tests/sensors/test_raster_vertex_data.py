@@ -10,10 +10,12 @@ rides on vertex by vertex).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roadsim.sensors.raster import vertex_data, vertex_layout
+from roadsim.errors import ArgumentError
+from roadsim.sensors.raster import MAX_ACTOR_ID, vertex_data, vertex_layout
 from roadsim.sensors.scene import SceneMesh
 
 
@@ -83,6 +85,13 @@ def test_a_layout_serves_the_same_triangles_moved() -> None:
         assert not layout.fits(other, mesh)
 
 
+def test_an_actor_id_beyond_the_ids_target_is_refused() -> None:
+    v = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    vertex_layout(SceneMesh.of(v, [[0, 1, 2]], 14, actor=MAX_ACTOR_ID))
+    with pytest.raises(ArgumentError, match=f"actor ids up to {MAX_ACTOR_ID}"):
+        vertex_layout(SceneMesh.of(v, [[0, 1, 2]], 14, actor=MAX_ACTOR_ID + 1))
+
+
 def test_an_empty_mesh() -> None:
     data = vertex_data(SceneMesh.empty(), np.zeros(3))
     assert len(data.vertices) == 0 and len(data.indices) == 0
@@ -102,7 +111,7 @@ def test_random_meshes(vertices: int, triangles: int, seed: int) -> None:
         v,
         tri,
         rng.integers(0, 40, triangles),
-        actor=rng.choice([-1, 0, 7, (1 << 24) - 2], triangles),
+        actor=rng.choice([-1, 0, 7, MAX_ACTOR_ID], triangles),
         look=rng.integers(0, 20, triangles),
     )
     check(mesh, np.array([4.0e5, 5.7e6, 0.0]))

@@ -94,8 +94,8 @@ _SHADOW_DEPTH_M = 500.0
 #: (depth units of the shadow map: 1 m is 1 / (2 x 500)), besides the slope-scaled offset.
 _SHADOW_BIAS = 2e-5
 
-#: The largest actor id the ids target holds (24 bits, less one for none).
-MAX_ACTOR_ID = (1 << 24) - 2
+#: The largest actor id the ids target holds (its top 24 bits, signed: -1 is none).
+MAX_ACTOR_ID = (1 << 23) - 1
 
 #: One vertex: position (scene frame), its triangle's unit normal, class and look
 #: (``class | look << 8``) and actor.
@@ -137,7 +137,7 @@ out vec3 v_light;
 flat out vec3 v_color;  // the radiance
 #endif
 flat out vec3 v_inverse_depth;  // 1 / depth = x + y (center - window).x + z (...).y
-flat out int v_ids;  // class << 24 | actor + 1
+flat out int v_ids;  // actor << 8 | class
 void main() {
 #if SHADOWS
     v_light = (u_light * vec4(in_position, 1.0)).xyz * 0.5 + 0.5;
@@ -163,7 +163,7 @@ void main() {
     // (None for a plane through the camera, or no plane: a corner that is not the
     // provoking vertex may have no normal. The fragment shader then takes 1 / w.)
     v_inverse_depth = plane != 0.0 ? vec3(normal.x, normal.yz / u_focal) / plane : vec3(0.0);
-    v_ids = ((in_ids.x & 255) << 24) | (in_ids.y + 1);
+    v_ids = (in_ids.y << 8) | (in_ids.x & 255);
 }
 """
 
@@ -267,7 +267,7 @@ void main() {
     }
     out_color = vec4(sky, 1.0);
     out_depth = uintBitsToFloat(0x7F800000u);  // +inf
-    out_ids = 0;  // class 0, actor -1
+    out_ids = -256;  // actor -1, class 0
 }
 """
 
@@ -731,11 +731,10 @@ class RasterRenderer:
 
 def unpack_ids(ids: npt.NDArray[np.int32]) -> tuple[UInt8Array, Int32Array]:
     """The surface class (uint8) and the actor id (int32, -1 for none) of each pixel of
-    the ids target, which holds ``class << 24 | (actor + 1)``: actor ids up to
-    `MAX_ACTOR_ID`."""
-    bits = ids.view(np.uint32)
-    surface: UInt8Array = (bits >> 24).astype(np.uint8)
-    actor: Int32Array = (ids & 0xFFFFFF) - np.int32(1)
+    the ids target, which holds ``actor << 8 | class``: actor ids up to `MAX_ACTOR_ID`.
+    One pass over the pixels for each (the low byte; an arithmetic shift keeps -1)."""
+    surface: UInt8Array = ids.astype(np.uint8)  # (integer casts keep the low bits)
+    actor: Int32Array = ids >> 8
     return surface, actor
 
 
