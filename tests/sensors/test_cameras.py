@@ -70,7 +70,8 @@ def test_the_colour_target_falls_back_to_rgba(
         assert other._targets[(64, 48)].attachments[0].components == 4
     finally:
         other.close()
-    for got, want in zip(images, expected, strict=True):
+    for name in images._fields:
+        got, want = getattr(images, name), getattr(expected, name)
         assert got.dtype == want.dtype and got.flags.c_contiguous
         np.testing.assert_array_equal(got, want)
 
