@@ -84,7 +84,7 @@ SHADOW_SNAP_M = 20.0
 SHADOW_MAP_HALF_SIZE_M = SHADOW_HALF_SIZE_M + 0.5 * SHADOW_SNAP_M
 #: Texels along a side of each shadow map (11.7 cm texels). Drawing the static mesh's map
 #: costs as much as a frame without shadows on llvmpipe; the shot's map costs a copy of it
-#: (7 MB with its unused colour target, 1 ms here) and a few thousand triangles.
+#: (7 MB with its unused colour target, 0.5 ms here) and a few thousand triangles.
 SHADOW_MAP_SIZE = 1200
 #: The static mesh's shadow maps kept (one per square; several cameras may each need one).
 STATIC_SHADOW_MAPS = 4
