@@ -7,10 +7,10 @@ builds esmini's ``multi_intersections`` (63 roads) with 200 traffic vehicles, mo
 ticks times, after the tick:
 
 - ``camera``: one shot as a simulation takes it: the moving actors' mesh rebuilt for the
-  frame (`Scene.update`), uploaded, the sun's shadow maps (the actors' one at every shot,
-  the static mesh's when the camera reaches a new square of ground), the scene and the
-  sky drawn into the HDR colour, depth and ids (class and actor) targets, all three read
-  back;
+  frame (`Scene.update`), uploaded, the sun's shadow map of the shot (the static mesh's,
+  drawn when the camera reaches a new square of ground, copied, and the actors drawn into
+  the copy), the scene and the sky drawn into the HDR colour, depth and ids (class and
+  actor) targets, all three read back;
 - ``camera, render only``: the same without the scene update (the mesh as it is);
 - ``camera, no shadows``: render only, ``shadows: false``;
 - ``plain moderngl``: the same vertex and index buffers drawn by a minimal program

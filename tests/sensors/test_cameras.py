@@ -42,6 +42,40 @@ def wall_scene(distance: float) -> Scene:
     return Scene(SceneMesh.of(v, [[0, 1, 2], [0, 2, 3]], SURFACE_IDS["building"]), ("car",))
 
 
+def test_the_colour_target_falls_back_to_rgba(
+    renderers: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a driver cannot draw into RGB32F (OpenGL 3.3 does not require it), the raster
+    camera draws its colour into RGBA32F and reads the same images back."""
+    import moderngl
+
+    from roadsim.sensors.raster import RasterRenderer
+
+    scene = wall_scene(12.5)
+    up = rotation_rpy(0.0, -0.6, 0.0)  # (the wall's top edge and the sky above it)
+    shot = Shot(CameraModel(64, 48, 100.0), Pose(np.array([0.0, 0.0, 80.0]), up), Lighting.of())
+    expected = renderers["raster"].render(scene, shot)  # type: ignore[attr-defined]
+    assert np.isinf(expected.depth).any() and np.isfinite(expected.depth).any()
+    other = RasterRenderer()
+    try:
+        made = other._ctx.framebuffer
+
+        def framebuffer(color_attachments: tuple[object, ...] = (), *args: object) -> object:
+            if any(getattr(a, "components", 0) == 3 for a in color_attachments):
+                raise moderngl.Error("the framebuffer is not complete")
+            return made(color_attachments, *args)
+
+        monkeypatch.setattr(other._ctx, "framebuffer", framebuffer)
+        images = other.render(scene, shot)
+        assert other._targets[(64, 48)].attachments[0].components == 4
+    finally:
+        other.close()
+    for name in images._fields:
+        got, want = getattr(images, name), getattr(expected, name)
+        assert got.dtype == want.dtype and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_wall_at_a_known_distance(kind: str, renderers: dict[str, object]) -> None:
     scene = wall_scene(12.5)

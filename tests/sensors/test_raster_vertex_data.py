@@ -10,10 +10,12 @@ rides on vertex by vertex).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roadsim.sensors.raster import vertex_data
+from roadsim.errors import ArgumentError
+from roadsim.sensors.raster import MAX_ACTOR_ID, vertex_data, vertex_layout
 from roadsim.sensors.scene import SceneMesh
 
 
@@ -57,6 +59,39 @@ def test_corners_of_different_actors_are_not_shared() -> None:
     check(mesh, np.zeros(3))
 
 
+def test_a_layout_serves_the_same_triangles_moved() -> None:
+    """The moving mesh of the next frame (same triangles, actors, classes and looks, the
+    vertices elsewhere) takes the last one's layout and gets the records it would get
+    without; any other change needs a layout of its own."""
+    rng = np.random.default_rng(3)
+    v = rng.normal(scale=5.0, size=(8, 3))
+    tri = rng.integers(0, 8, size=(10, 3))
+    mesh = SceneMesh.of(v, tri, 5, actor=[3] * 5 + [4] * 5, look=rng.integers(0, 9, 10))
+    layout = vertex_layout(mesh)
+    moved = SceneMesh.of(v + np.array([40.0, -3.0, 0.5]), tri, 5, actor=mesh.actor, look=mesh.look)
+    assert layout.fits(moved, mesh)
+    origin = np.array([10.0, 20.0, 0.0])
+    reused, fresh = vertex_data(moved, origin, layout), vertex_data(moved, origin)
+    assert reused.vertices.tobytes() == fresh.vertices.tobytes()
+    np.testing.assert_array_equal(reused.indices, fresh.indices)
+    others = (
+        SceneMesh.of(v, tri, 5, actor=[3] * 6 + [4] * 4, look=mesh.look),  # an actor's triangle
+        SceneMesh.of(v, tri, 6, actor=mesh.actor, look=mesh.look),  # a class
+        SceneMesh.of(v, tri, 5, actor=mesh.actor, look=mesh.look + 1),  # a look
+        SceneMesh.of(v, tri[:, ::-1], 5, actor=mesh.actor, look=mesh.look),  # the corners
+        SceneMesh.of(np.vstack((v, v[:1])), tri, 5, actor=mesh.actor, look=mesh.look),  # a vertex
+    )
+    for other in others:
+        assert not layout.fits(other, mesh)
+
+
+def test_an_actor_id_beyond_the_ids_target_is_refused() -> None:
+    v = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    vertex_layout(SceneMesh.of(v, [[0, 1, 2]], 14, actor=MAX_ACTOR_ID))
+    with pytest.raises(ArgumentError, match=f"actor ids up to {MAX_ACTOR_ID}"):
+        vertex_layout(SceneMesh.of(v, [[0, 1, 2]], 14, actor=MAX_ACTOR_ID + 1))
+
+
 def test_an_empty_mesh() -> None:
     data = vertex_data(SceneMesh.empty(), np.zeros(3))
     assert len(data.vertices) == 0 and len(data.indices) == 0
@@ -76,7 +111,7 @@ def test_random_meshes(vertices: int, triangles: int, seed: int) -> None:
         v,
         tri,
         rng.integers(0, 40, triangles),
-        actor=rng.choice([-1, 0, 7, (1 << 24) - 2], triangles),
+        actor=rng.choice([-1, 0, 7, MAX_ACTOR_ID], triangles),
         look=rng.integers(0, 20, triangles),
     )
     check(mesh, np.array([4.0e5, 5.7e6, 0.0]))

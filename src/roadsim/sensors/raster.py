@@ -23,9 +23,10 @@ A shot is three passes into float32 render targets:
    at least); outside it, nothing is in shadow. The sun and the static mesh never move,
    so the static mesh's map is drawn once per square and kept (`_ShadowMaps`): the
    square's centre snaps to a grid of `SHADOW_SNAP_M` in the sun's frame, so a new one is
-   drawn only when the camera has moved about that far. The moving actors (a few
-   thousand triangles) go into a second map of the same square at every shot; the scene's
-   shader looks up both (an actor's shadow on the road, a building's on an actor);
+   drawn only when the camera has moved about that far. At every shot, the static map is
+   copied into a second map of the same square and the moving actors (a few thousand
+   triangles) are drawn into that copy, which the scene's shader looks up: one look-up of
+   both (an actor's shadow on the road, a building's on an actor);
 2. the scene, with a depth buffer: colour (`roadsim.sensors.camera_model`'s shading),
    depth along the optical axis (written per fragment where the pixel's ray meets its
    triangle's plane, not read back from the depth buffer nor interpolated across the
@@ -66,9 +67,11 @@ __all__ = [
     "SHADOW_SNAP_M",
     "STATIC_SHADOW_MAPS",
     "MeshData",
+    "MeshLayout",
     "RasterRenderer",
     "unpack_ids",
     "vertex_data",
+    "vertex_layout",
 ]
 
 #: Half the side of the square of ground a shot's shadows cover at least (m); its centre
@@ -80,8 +83,8 @@ SHADOW_SNAP_M = 20.0
 #: Half the side of the square a shadow map covers (m).
 SHADOW_MAP_HALF_SIZE_M = SHADOW_HALF_SIZE_M + 0.5 * SHADOW_SNAP_M
 #: Texels along a side of each shadow map (11.7 cm texels). Drawing the static mesh's map
-#: costs as much as a frame without shadows on llvmpipe; the actors' map, drawn at every
-#: shot, costs its clear and a few thousand triangles.
+#: costs as much as a frame without shadows on llvmpipe; the shot's map costs a copy of it
+#: (7 MB with its unused colour target, 0.5 ms here) and a few thousand triangles.
 SHADOW_MAP_SIZE = 1200
 #: The static mesh's shadow maps kept (one per square; several cameras may each need one).
 STATIC_SHADOW_MAPS = 4
@@ -91,8 +94,8 @@ _SHADOW_DEPTH_M = 500.0
 #: (depth units of the shadow map: 1 m is 1 / (2 x 500)), besides the slope-scaled offset.
 _SHADOW_BIAS = 2e-5
 
-#: The largest actor id the ids target holds (24 bits, less one for none).
-MAX_ACTOR_ID = (1 << 24) - 2
+#: The largest actor id the ids target holds (its top 24 bits, signed: -1 is none).
+MAX_ACTOR_ID = (1 << 23) - 1
 
 #: One vertex: position (scene frame), its triangle's unit normal, class and look
 #: (``class | look << 8``) and actor.
@@ -134,7 +137,7 @@ out vec3 v_light;
 flat out vec3 v_color;  // the radiance
 #endif
 flat out vec3 v_inverse_depth;  // 1 / depth = x + y (center - window).x + z (...).y
-flat out int v_ids;  // class << 24 | actor + 1
+flat out int v_ids;  // actor << 8 | class
 void main() {
 #if SHADOWS
     v_light = (u_light * vec4(in_position, 1.0)).xyz * 0.5 + 0.5;
@@ -160,7 +163,7 @@ void main() {
     // (None for a plane through the camera, or no plane: a corner that is not the
     // provoking vertex may have no normal. The fragment shader then takes 1 / w.)
     v_inverse_depth = plane != 0.0 ? vec3(normal.x, normal.yz / u_focal) / plane : vec3(0.0);
-    v_ids = ((in_ids.x & 255) << 24) | (in_ids.y + 1);
+    v_ids = (in_ids.y << 8) | (in_ids.x & 255);
 }
 """
 
@@ -172,8 +175,7 @@ _MAIN_FRAGMENT = """
 #version 330
 #define SHADOWS %(shadows)d
 uniform float u_bias;
-uniform sampler2DShadow u_static_shadow;
-uniform sampler2DShadow u_actor_shadow;
+uniform sampler2DShadow u_shadow;
 uniform vec3 u_sun;
 uniform vec3 u_ambient;
 uniform vec2 u_center;
@@ -191,7 +193,7 @@ layout(location = 2) out int out_ids;
 void main() {
 #if SHADOWS
     vec3 at = vec3(v_light.xy, v_light.z - u_bias);
-    float lit = texture(u_static_shadow, at) * texture(u_actor_shadow, at);
+    float lit = texture(u_shadow, at);
     // Outside the maps' square nothing is in shadow (no branch: llvmpipe runs both sides).
     bool inside = all(greaterThan(v_light, vec3(0.0))) && all(lessThan(v_light, vec3(1.0)));
     out_color = vec4(v_color.rgb * (u_ambient + u_sun * (v_color.a * (inside ? lit : 1.0))), 1.0);
@@ -200,10 +202,11 @@ void main() {
 #endif
     // Depth along the optical axis from the triangle's plane: as exact as float32 however
     // large the triangle, where the interpolated one is not (on NVIDIA's driver, 1.7 cm
-    // at 40 m across a 1 km triangle). Edge on (the camera in the plane), the
-    // interpolated eye depth (1 / w) serves.
-    float depth = 1.0 / (v_inverse_depth.x + dot(v_inverse_depth.yz, u_center - gl_FragCoord.xy));
-    out_depth = depth > 0.0 && depth < 1e30 ? depth : 1.0 / gl_FragCoord.w;
+    // at 40 m across a 1 km triangle). Edge on (the camera in the plane: no inverse
+    // depth, or none above 1e-30), the interpolated eye depth (1 / w) serves. (One
+    // division for both.)
+    float inverse = v_inverse_depth.x + dot(v_inverse_depth.yz, u_center - gl_FragCoord.xy);
+    out_depth = 1.0 / (inverse > 1e-30 ? inverse : gl_FragCoord.w);
     out_ids = v_ids;
 }
 """
@@ -264,7 +267,7 @@ void main() {
     }
     out_color = vec4(sky, 1.0);
     out_depth = uintBitsToFloat(0x7F800000u);  // +inf
-    out_ids = 0;  // class 0, actor -1
+    out_ids = -256;  // actor -1, class 0
 }
 """
 
@@ -276,8 +279,32 @@ class MeshData(NamedTuple):
     indices: npt.NDArray[np.uint32]
 
 
-def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> MeshData:
-    """The records and indices of a mesh's T triangles, positions relative to ``origin``.
+class MeshLayout(NamedTuple):
+    """All of a mesh's `vertex_data` but positions and normals, which change as its actors
+    move: the mesh vertex each record stands at, the records' ids and the indices."""
+
+    source: npt.NDArray[np.intp]
+    ids: npt.NDArray[np.int32]
+    indices: npt.NDArray[np.uint32]
+
+    def fits(self, mesh: SceneMesh, of: SceneMesh) -> bool:
+        """Whether it is also ``mesh``'s layout, being that of ``of``: the same triangles
+        of the same actors, classes and looks over as many vertices (the moving mesh from
+        one frame to the next while no actor comes or goes)."""
+        return len(mesh.vertices) == len(of.vertices) and all(
+            np.array_equal(a, b)
+            for a, b in (
+                (mesh.triangles, of.triangles),
+                (mesh.actor, of.actor),
+                (mesh.surface, of.surface),
+                (mesh.look, of.look),
+            )
+        )
+
+
+def vertex_layout(mesh: SceneMesh) -> MeshLayout:
+    """The records and indices of a mesh's T triangles, but their positions and normals
+    (`vertex_data`).
 
     A triangle's last corner is a record of its own (record t of triangle t): its
     provoking vertex (OpenGL's default), whose outputs the fragment shader takes flat, so
@@ -294,15 +321,10 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> MeshData:
             f"the raster camera draws actor ids up to {MAX_ACTOR_ID}, not "
             f"{int(mesh.actor.max())}; use renderer: raycast"
         )
-    local = mesh.vertices - np.asarray(origin, dtype=np.float64)  # (V, 3)
     tri = mesh.triangles
     t = len(tri)
-    p = local[tri]  # (T, 3, 3)
-    n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
-    norm = np.sqrt(np.einsum("ij,ij->i", n, n))
-    n /= np.where(norm > 0.0, norm, 1.0)[:, None]
     # For each mesh vertex, a triangle whose last corner it is (-1: none).
-    last = np.full(len(local), -1, dtype=np.int64)
+    last = np.full(len(mesh.vertices), -1, dtype=np.int64)
     last[tri[:, 2]] = np.arange(t)
     wanted = tri[:, :2].ravel()
     actor = np.repeat(mesh.actor, 2)
@@ -314,17 +336,44 @@ def vertex_data(mesh: SceneMesh, origin: npt.ArrayLike) -> MeshData:
     keys = (wanted[~found].astype(np.int64) << 25) | (actor[~found] + 1)
     extra = np.unique(keys)
     shared[~found] = t + np.searchsorted(extra, keys)
-    out = np.zeros(t + len(extra), dtype=VERTEX)
-    out["position"][:t] = local[tri[:, 2]]
-    out["normal"][:t] = n
-    out["ids"][:t, 0] = mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8
-    out["ids"][:t, 1] = mesh.actor
-    out["position"][t:] = local[extra >> 25]
-    out["ids"][t:, 1] = (extra & ((1 << 25) - 1)) - 1
+    source = np.concatenate((tri[:, 2], extra >> 25)).astype(np.intp)
+    ids = np.zeros((t + len(extra), 2), dtype=np.int32)
+    ids[:t, 0] = mesh.surface.astype(np.int32) | mesh.look.astype(np.int32) << 8
+    ids[:t, 1] = mesh.actor
+    ids[t:, 1] = (extra & ((1 << 25) - 1)) - 1
     indices = np.empty((t, 3), dtype=np.uint32)
     indices[:, :2] = shared.reshape(t, 2)
     indices[:, 2] = np.arange(t)
-    return MeshData(out, indices.reshape(-1))
+    return MeshLayout(source, ids, indices.reshape(-1))
+
+
+def vertex_data(
+    mesh: SceneMesh, origin: npt.ArrayLike, layout: MeshLayout | None = None
+) -> MeshData:
+    """The records and indices of a mesh's T triangles, positions relative to ``origin``
+    (the records as `vertex_layout` lays them out: ``layout``, where it is known to be the
+    mesh's, else worked out).
+
+    Raises:
+        ArgumentError: An actor id above `MAX_ACTOR_ID` (the ids target holds no more).
+    """
+    if layout is None:
+        layout = vertex_layout(mesh)
+    local = mesh.vertices - np.asarray(origin, dtype=np.float64)  # (V, 3)
+    tri = mesh.triangles
+    # (Component by component: np.cross and fancy indexing cost twice as much a frame.)
+    p0, p1, p2 = (local.take(tri[:, k], axis=0) for k in range(3))
+    a, b = (p1 - p0).T, (p2 - p0).T
+    n = np.stack(
+        (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]), axis=1
+    )
+    norm = np.sqrt(np.einsum("ij,ij->i", n, n))
+    n /= np.where(norm > 0.0, norm, 1.0)[:, None]
+    out = np.zeros(len(layout.source), dtype=VERTEX)
+    out["position"] = local.take(layout.source, axis=0)
+    out["normal"][: len(n)] = n
+    out["ids"] = layout.ids
+    return MeshData(out, layout.indices)
 
 
 class _Mesh:
@@ -350,14 +399,16 @@ class _Mesh:
         }
         self.shadow = array(shadow, self.buffer, "3f 20x", "in_position")
 
-    def write(self, data: MeshData) -> bool:
-        """Replaces the mesh; False if it does not fit (make a new `_Mesh`)."""
+    def write(self, data: MeshData, indices: bool = True) -> bool:
+        """Replaces the mesh (its records only, where not ``indices``: the same layout);
+        False if it does not fit (make a new `_Mesh`)."""
         if len(data.vertices) > self.capacity[0] or len(data.indices) > self.capacity[1]:
             return False
         self.count = len(data.indices)  # (vertices drawn)
         if self.count:
-            self.buffer.write(data.vertices.tobytes())
-            self.indices.write(data.indices.tobytes())
+            self.buffer.write(data.vertices)
+            if indices:
+                self.indices.write(data.indices)
         return True
 
     def release(self) -> None:
@@ -369,27 +420,36 @@ class _Mesh:
 
 
 class _ShadowMap:
-    """A depth texture the sun's view is drawn into (compared, filtered: 2 x 2 texels)."""
+    """A depth texture the sun's view is drawn into (compared, filtered: 2 x 2 texels).
+
+    Its framebuffer has a colour target too (one byte a texel, masked: never drawn), for
+    `moderngl.Context.copy_framebuffer` copies the depth along with each colour target
+    and not without one."""
 
     def __init__(self, ctx: Any, gl: Any) -> None:
-        self.texture = ctx.depth_texture((SHADOW_MAP_SIZE, SHADOW_MAP_SIZE))
+        size = (SHADOW_MAP_SIZE, SHADOW_MAP_SIZE)
+        self.texture = ctx.depth_texture(size)
         self.texture.compare_func = "<="
         self.texture.filter = (gl.LINEAR, gl.LINEAR)
-        self.fbo = ctx.framebuffer(depth_attachment=self.texture)
+        self.color = ctx.renderbuffer(size, 1, dtype="f1")
+        self.fbo = ctx.framebuffer([self.color], self.texture)
+        self.fbo.color_mask = (False, False, False, False)
 
     def release(self) -> None:
         self.fbo.release()
+        self.color.release()
         self.texture.release()
 
 
 class _ShadowMaps:
     """The static mesh's shadow maps, by square (`_shadow_square`'s key; the last
-    `STATIC_SHADOW_MAPS` used), and the moving actors' map, drawn again at every shot."""
+    `STATIC_SHADOW_MAPS` used), and the map of a shot: a copy of the static one with the
+    moving actors drawn into it."""
 
     def __init__(self, ctx: Any, gl: Any) -> None:
         self._ctx, self._gl = ctx, gl
         self.static: dict[tuple[float, ...], _ShadowMap] = {}
-        self.actors = _ShadowMap(ctx, gl)
+        self.shot = _ShadowMap(ctx, gl)
 
     def static_map(self, key: tuple[float, ...]) -> tuple[_ShadowMap, bool]:
         """The static map of a square, and whether it is new (to be drawn)."""
@@ -412,30 +472,41 @@ class _ShadowMaps:
 
     def release(self) -> None:
         self.forget_static()
-        self.actors.release()
+        self.shot.release()
 
 
 class _Targets:
-    """The framebuffer of one image size: colour (RGBA32F, radiance), depth along the
-    optical axis (R32F) and ids (R32I: class and actor, `unpack_ids`).
+    """The framebuffer of one image size: colour (RGB32F, radiance; RGBA32F where the
+    driver cannot draw into RGB32F), depth along the optical axis (R32F) and ids (R32I:
+    class and actor, `unpack_ids`).
 
-    Class and actor share a target: on llvmpipe each attachment costs time in every pass.
-    Depth keeps its own: in the colour's alpha, reading the colour back as RGB would take
-    a second read or a strided copy, which costs more than the target.
+    The colour target has the image's three channels, so that reading it back is a copy:
+    from RGBA32F, llvmpipe converts every pixel (1 ms a 640 x 480 image here, against
+    0.3). Class and actor share a target: on llvmpipe each attachment costs time in every
+    pass. Depth keeps its own: in the colour's alpha, reading the colour back as RGB would
+    take a second read or a strided copy, which costs more than the target.
 
     The ids are read back into an array kept here (``ids``) and unpacked from it into new
     ones: reading into new memory costs its first touch of every page (0.5 ms a shot for
     640 x 480 here), which the unpacking pays anyway."""
 
-    def __init__(self, ctx: Any, size: tuple[int, int]) -> None:
+    def __init__(self, ctx: Any, gl: Any, size: tuple[int, int]) -> None:
         self.size = size
-        self.attachments = (
-            ctx.renderbuffer(size, 4, dtype="f4"),
-            ctx.renderbuffer(size, 1, dtype="f4"),
-            ctx.renderbuffer(size, 1, dtype="i4"),
-        )
         self.depth = ctx.depth_renderbuffer(size)
-        self.fbo = ctx.framebuffer(self.attachments, self.depth)
+        others = (ctx.renderbuffer(size, 1, dtype="f4"), ctx.renderbuffer(size, 1, dtype="i4"))
+        # (RGB32F need not be renderable in OpenGL 3.3: moderngl raises where the
+        # framebuffer is incomplete.)
+        for channels in (3, 4):
+            color = ctx.renderbuffer(size, channels, dtype="f4")
+            try:
+                self.fbo = ctx.framebuffer((color, *others), self.depth)
+            except gl.Error:
+                color.release()
+                if channels == 4:
+                    raise
+            else:
+                break
+        self.attachments = (color, *others)
         self.depth_only = ctx.framebuffer((), self.depth)
         self.ids = np.empty(size[::-1], dtype=np.int32)
 
@@ -485,8 +556,7 @@ class RasterRenderer:
                     fragment_shader=_MAIN_FRAGMENT % {"shadows": shadows},
                 )
                 main["u_albedo"].write(LOOK_ALBEDO.astype("f4").tobytes())
-            self._main[True]["u_static_shadow"].value = 0
-            self._main[True]["u_actor_shadow"].value = 1
+            self._main[True]["u_shadow"].value = 0
             self._shadow_program: Any = ctx.program(
                 vertex_shader=_SHADOW_VERTEX, fragment_shader=_SHADOW_FRAGMENT
             )
@@ -500,6 +570,7 @@ class RasterRenderer:
         self._targets: dict[tuple[int, int], _Targets] = {}
         self._scene_static: SceneMesh | None = None
         self._scene_moving: SceneMesh | None = None
+        self._moving_layout: MeshLayout | None = None
         self._static: _Mesh | None = None
         self._moving: _Mesh | None = None
 
@@ -515,8 +586,14 @@ class RasterRenderer:
             self._scene_moving = None
             self._shadows.forget_static()
         if self._scene_moving is not scene.moving or self._moving is None:
-            data = vertex_data(scene.moving, scene.origin)
-            if self._moving is None or not self._moving.write(data):
+            # From frame to frame the actors move and their triangles stay: the last
+            # moving mesh's layout serves again while none comes or goes.
+            last, layout = self._scene_moving, self._moving_layout
+            same = last is not None and layout is not None and layout.fits(scene.moving, last)
+            if layout is None or not same:
+                layout = self._moving_layout = vertex_layout(scene.moving)
+            data = vertex_data(scene.moving, scene.origin, layout)
+            if self._moving is None or not self._moving.write(data, indices=not same):
                 if self._moving is not None:
                     self._moving.release()
                 self._moving = _Mesh(self._ctx, programs, data)
@@ -529,26 +606,27 @@ class RasterRenderer:
                 mesh.main[lit].render(self._gl.TRIANGLES, vertices=mesh.count)
 
     def _draw_shadows(self, light_matrix: Any, key: tuple[float, ...]) -> None:
-        """Draws the moving actors' shadow map of a square, and the static mesh's if it
-        is not kept (see the module docstring); binds both for the scene's shader."""
+        """Draws the shot's shadow map of a square: the static mesh's (drawn first if it
+        is not kept), copied, and the moving actors into the copy (see the module
+        docstring); binds it for the scene's shader."""
         ctx, gl = self._ctx, self._gl
         self._shadow_program["u_light"].write(_mat4(light_matrix))
         ctx.depth_func = "<"
         ctx.polygon_offset = (2.0, 4.0)
         static, new = self._shadows.static_map(key)
-        for target, mesh, draw in (
-            (static, self._static, new),
-            (self._shadows.actors, self._moving, True),
-        ):
-            if draw:
-                target.fbo.use()
-                target.fbo.clear(depth=1.0)
-                if mesh is not None and mesh.count:
-                    mesh.shadow.render(gl.TRIANGLES, vertices=mesh.count)
-        ctx.polygon_offset = (0.0, 0.0)
+        if new:
+            static.fbo.use()
+            static.fbo.clear(depth=1.0)
+            if self._static is not None and self._static.count:
+                self._static.shadow.render(gl.TRIANGLES, vertices=self._static.count)
         self.static_shadow_draws += new
-        static.texture.use(location=0)
-        self._shadows.actors.texture.use(location=1)
+        shot = self._shadows.shot
+        ctx.copy_framebuffer(shot.fbo, static.fbo)
+        shot.fbo.use()
+        if self._moving is not None and self._moving.count:
+            self._moving.shadow.render(gl.TRIANGLES, vertices=self._moving.count)
+        ctx.polygon_offset = (0.0, 0.0)
+        shot.texture.use(location=0)
 
     # -- a shot ----------------------------------------------------------------------------------
 
@@ -576,7 +654,7 @@ class RasterRenderer:
         yield "shadow maps", None
         targets = self._targets.get(size)
         if targets is None:
-            targets = self._targets[size] = _Targets(ctx, size)
+            targets = self._targets[size] = _Targets(ctx, self._gl, size)
         targets.depth_only.clear(depth=1.0)
         targets.fbo.use()
         main = self._main[shadows]
@@ -653,11 +731,10 @@ class RasterRenderer:
 
 def unpack_ids(ids: npt.NDArray[np.int32]) -> tuple[UInt8Array, Int32Array]:
     """The surface class (uint8) and the actor id (int32, -1 for none) of each pixel of
-    the ids target, which holds ``class << 24 | (actor + 1)``: actor ids up to
-    `MAX_ACTOR_ID`."""
-    bits = ids.view(np.uint32)
-    surface: UInt8Array = (bits >> 24).astype(np.uint8)
-    actor: Int32Array = (ids & 0xFFFFFF) - np.int32(1)
+    the ids target, which holds ``actor << 8 | class``: actor ids up to `MAX_ACTOR_ID`.
+    One pass over the pixels for each (the low byte; an arithmetic shift keeps -1)."""
+    surface: UInt8Array = ids.astype(np.uint8)  # (integer casts keep the low bits)
+    actor: Int32Array = ids >> 8
     return surface, actor
 
 
