@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
@@ -88,7 +89,7 @@ class ActorStates:
     @classmethod
     def of(cls, state: WorldState) -> ActorStates:
         """Copies of the active rows of ``state``, by id, in one `block`."""
-        block, n = _gather(state.active, *[getattr(state, name) for name in ACTOR_FIELDS])
+        block, n = _gather(state.active, *_columns_of(state))
         return cls.from_block(block, n)
 
     @classmethod
@@ -151,6 +152,9 @@ COLUMN_DTYPES: Mapping[str, np.dtype[Any]] = MappingProxyType(
         for name in ACTOR_FIELDS
     }
 )  # fmt: skip
+
+# A state's arrays of the `ActorStates` columns, in order, in one call.
+_columns_of = operator.attrgetter(*ACTOR_FIELDS)
 
 #: Bytes an actor takes in `ActorStates.block`.
 ROW_BYTES = sum(dtype.itemsize for dtype in COLUMN_DTYPES.values())
