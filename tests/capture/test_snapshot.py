@@ -56,6 +56,12 @@ def test_the_active_rows_by_id_as_numpy_gathers_them(
     assert actors.equals(ActorStates(**want))
 
 
+def test_actors_sharing_an_id_come_in_slot_order_as_numpy_gives_them() -> None:
+    st = _state(20, 1.0, 20, seed=4)
+    st.id[[3, 11, 15]] = 7
+    assert ActorStates.of(st).equals(ActorStates(**_by_numpy(st)))
+
+
 def test_the_columns_are_views_of_the_block_laid_out_in_field_order() -> None:
     actors = ActorStates.of(_state(30, 1.0, 30, seed=1))
     n, offset = len(actors), 0
