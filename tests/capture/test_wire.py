@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from roadsim.capture import Capture, wire
 from roadsim.capture.recorder import Packet, packet_of
-from roadsim.capture.snapshot import ActorStates, Snapshot
+from roadsim.capture.snapshot import ACTOR_FIELDS, ActorStates, Snapshot
 from roadsim.sim import Simulation
 from tests.capture.helpers import camera_snapshot, highway_with_driver
 
@@ -78,7 +78,7 @@ def test_a_column_of_another_dtype_or_strided_is_converted() -> None:
 def _actors() -> ActorStates:
     n = 4
     ints = {n_: np.arange(n, dtype=np.int64) for n_ in ("id", "kind", "model", "control", "road", "uid")}
-    columns = {name: np.linspace(0, 1, n) for name in ActorStates.__slots__}
+    columns = {name: np.linspace(0, 1, n) for name in ACTOR_FIELDS}
     columns.update(ints)
     columns["collided"] = np.array([True, False, False, True])
     return ActorStates(**columns)

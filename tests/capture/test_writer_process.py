@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import signal
+import socket
+import struct
 import threading
 import time
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 from mcap.reader import make_reader
 
 from roadsim.capture import Capture, Recorder, RecordingError
-from roadsim.capture.writer_process import WRITE, read_message, send_message
+from roadsim.capture.writer_process import CLOSE, WRITE, inbox, read_message, send_message
 from roadsim.sim import Simulation
 from tests.capture.helpers import highway_with_driver
 
@@ -123,3 +125,20 @@ def test_a_message_the_socket_takes_in_part_is_sent_whole() -> None:
     stream = io.BytesIO(sock.sent)
     assert read_message(stream) == (WRITE, b"abcdefgh")
     assert read_message(stream) is None
+
+
+def test_the_inbox_takes_what_has_come_and_waits_for_the_rest_of_a_message() -> None:
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        send_message(ours, WRITE, [b"x" * 10])
+        send_message(ours, CLOSE)
+        ours.sendall(struct.pack("<BI", WRITE, 6) + b"abc")  # half a message
+        messages = inbox(theirs, nap_s=0.001)
+        assert next(messages) == (WRITE, b"x" * 10)
+        assert next(messages) == (CLOSE, b"")
+        rest = threading.Timer(0.05, ours.sendall, [b"def"])
+        rest.start()
+        assert next(messages) == (WRITE, b"abcdef")
+        rest.join()
+        ours.shutdown(socket.SHUT_WR)  # the simulation's process is gone
+        assert list(messages) == []

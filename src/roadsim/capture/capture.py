@@ -211,7 +211,7 @@ class Capture:
                 continue
             pose = getattr(reading, "pose", None)
             if pose is None:  # a driver view: the vehicle's frame
-                pose = _vehicle_pose(actors, int(getattr(reading, "id", -1)))
+                pose = _vehicle_pose(sim, int(getattr(reading, "id", -1)), ego_id)
             sensor_id = int(getattr(reading, "sensor_id", -1))
             samples[name] = Sample(name, kind, sensor_id, reading.frame, reading.time, pose, reading)
         return Snapshot(sim.frame, sim.time, ego_id, actors, samples)
@@ -249,8 +249,12 @@ class Capture:
         self.close()
 
 
-def _vehicle_pose(actors: ActorStates, actor_id: int) -> Any:
-    k = int(np.searchsorted(actors.id, actor_id))
-    return vehicle_pose(
-        float(actors.x[k]), float(actors.y[k]), float(actors.z[k]), float(actors.heading[k])
-    )
+def _vehicle_pose(sim: Simulation, actor_id: int, ego_id: int) -> Any:
+    """The pose of an active actor's vehicle frame, read from the state (not from the
+    snapshot's `ActorStates`, whose columns are made on first use)."""
+    st = sim.state
+    if actor_id == ego_id and sim.ego_slot is not None:
+        k = sim.ego_slot  # where a driver sensor rides, most often
+    else:
+        k = int(np.flatnonzero(st.active & (st.id == actor_id))[0])
+    return vehicle_pose(float(st.x[k]), float(st.y[k]), float(st.z[k]), float(st.heading[k]))

@@ -332,9 +332,10 @@ class Recorder:
         lanes: Write the lane borders (``/scene/lanes``) when the capture has the road
             network.
         background: Write in a process of its own. The simulation then only takes the
-            snapshot, encodes its driver views and copies it into one frame for the
-            writer (`roadsim.capture.wire`); the writer process encodes the rest (actor
-            states, index, boxes), compresses and writes, on another core. That pays where a core is free; on a machine whose cores are all busy
+            snapshot (the actors' states gathered into one block) and hands it over as
+            one frame (`roadsim.capture.wire`); the writer process encodes every message
+            (actor states, index, boxes, driver views), compresses and writes, on another
+            core. That pays where a core is free; on a machine whose cores are all busy
             (the shared 2-core machine of benchmarks/bench_record.py) passing every
             snapshot to another process costs more than writing it here, which is the
             default. ``write`` blocks when the writer falls behind, so that nothing is
