@@ -15,7 +15,8 @@ neither behind a red light nor in a queue that moves) and there are no collision
 ``--mix car=0.7,truck=0.15,bus=0.15`` runs another vehicle mix (cars only by default),
 ``--count`` a fixed number of vehicles instead of a share of the capacity, and
 ``--collisions`` lists each collision between vehicles: when, the two models, and for
-each its lane, whether that is in a junction and the radius of the lane there.
+each its lane, whether that is in a junction, the radius of the lane there, its speed and
+how far its body is turned from the lane's heading.
 """
 
 from __future__ import annotations
@@ -106,9 +107,13 @@ class CollisionLog:
         bend = abs(float(table.curvature[sample]))
         radius = f"R {1.0 / bend:.0f} m" if bend > 1e-4 else "straight"
         where = "junction" if info.junction[u] >= 0 else "road"
+        # How far the body is turned from the lane (a long vehicle leaving a tight turn
+        # is turned still, and sweeps over the lane beside it).
+        lane_heading = np.arctan2(table.dir_y[sample], table.dir_x[sample])
+        turned = np.degrees(np.angle(np.exp(1j * (st.heading[k] - lane_heading))))
         return (
             f"{model} #{actor} lane {u} at {p:.1f} of {info.length[u]:.1f} m, t {st.t[k]:.1f} m "
-            f"({where}, {radius}, {st.speed[k]:.1f} m/s)"
+            f"({where}, {radius}, {st.speed[k]:.1f} m/s, turned {turned:+.0f} deg)"
         )
 
     def step(self) -> None:

@@ -73,3 +73,40 @@ def test_long_vehicles_meeting_on_a_tight_bend_take_turns(
     assert sim.events == []
     assert max(passed.values()) < 60.0
     assert min(slowest.values()) < 1.0  # one waited
+
+
+@pytest.mark.parametrize(("ours", "theirs", "lead"), [("car", "truck", 0.0), ("car", "bus", 10.0)])
+def test_cars_and_long_vehicles_take_turns_on_a_corner_a_long_vehicle_takes_whole(
+    tmp_path: Path, ours: str, theirs: str, lead: float
+) -> None:
+    """On a half turn of 8 m radius (its lanes 6.4 and 9.6 m: tighter than a long vehicle
+    can keep to), a car on the outside and a long vehicle on the inside drive at each
+    other from either side, ``ours`` starting ``lead`` metres nearer to it: both drive
+    round it within a minute, one of them waiting before it, and they never touch.
+    Before: the car was not held, and the long vehicle swung over it in the corner (one
+    collision event in each)."""
+    path, begin, end = bend_road(tmp_path, 8.0, STRAIGHT)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    assert find_passages(LaneInfo(sim.net)).exclusive.tolist() == [True]
+    a = sim.spawn_vehicle_on_lane("1", -1, begin - 55.0 + lead, model=ours, speed=8.0)
+    b = sim.spawn_vehicle_on_lane("1", 1, end + 55.0, model=theirs, speed=8.0)
+    slowest = {a: np.inf, b: np.inf}
+    passed = {a: np.inf, b: np.inf}
+    for tick in range(round(60.0 / sim.dt)):
+        sim.step()
+        st = sim.state
+        for actor, beyond in ((a, end + 20.0), (b, begin - 20.0)):
+            k = int(np.flatnonzero(st.id == actor)[0])
+            slowest[actor] = min(slowest[actor], float(st.speed[k]))
+            gone = st.s[k] > beyond if actor == a else st.s[k] < beyond
+            if gone and passed[actor] == np.inf:
+                passed[actor] = tick * sim.dt
+    assert sim.events == []
+    assert max(passed.values()) < 60.0
+    assert min(slowest.values()) < 1.0  # one waited
+
+
+def test_a_bend_a_long_vehicle_keeps_its_lane_on_is_no_exclusive_passage(tmp_path: Path) -> None:
+    path, _, _ = bend_road(tmp_path, 15.0, STRAIGHT)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    assert find_passages(LaneInfo(sim.net)).exclusive.tolist() == [False]

@@ -21,6 +21,16 @@ has left the passage. A long vehicle never waits in a junction's box
 (`roadsim.agents.junctions`): one that would stand in it, even in part, waits before the
 box, and one already in the box goes on. Cars are not held: the room a car makes on a
 bend is enough beside a long vehicle (`tests/agents/test_bend_meetings.py`).
+
+Where a passage bends tighter than `roadsim.world.codes.LONG_MIN_RADIUS` (a corner drawn
+as a road), a long vehicle cannot keep to its lane at all: it takes the whole road, and
+no car fits beside it either. Such a passage is ``exclusive``: once the simulation has
+long vehicles (`PassageGate.hold_every_class`), cars ask to enter it too, and the rule
+is the same with one change: a long vehicle waits for anything coming the other way, a
+car for long vehicles only (two cars pass each other there as anywhere). And only the
+first vehicle before an exclusive passage asks for it (nobody between it and the passage,
+or it was let in already): one let in from behind a vehicle told to wait would hold the
+passage for a long vehicle coming the other way that this one waits for, for ever.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ import numpy as np
 from roadsim._jit import njit, njit_leaf
 from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.agents.junctions import SWEEP_LENGTH
-from roadsim.world.codes import LONG_VEHICLE
+from roadsim.world.codes import LONG_MIN_RADIUS, LONG_VEHICLE
 from roadsim.world.lane_kernels import LaneArrays, choose_next
 
 if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module imports)
@@ -62,6 +72,8 @@ class Passages(NamedTuple):
         lo, hi: Where the passage begins and ends on the record's lane (progress, m).
         way: The direction the lane's traffic drives through the passage in (`_FORWARD`
             or `_BACKWARD`, in a frame of the passage's own).
+        exclusive: Whether a long vehicle takes the whole road in the passage (by
+            passage: its lanes bend tighter than `LONG_MIN_RADIUS` in it).
     """
 
     number: int
@@ -70,6 +82,7 @@ class Passages(NamedTuple):
     lo: FloatArray
     hi: FloatArray
     way: IntArray
+    exclusive: BoolArray
 
 
 def find_passages(info: LaneInfo) -> Passages:
@@ -143,6 +156,13 @@ def find_passages(info: LaneInfo) -> Passages:
     uid = np.array([r[0] for r in rows], dtype=np.int64)
     ptr = np.zeros(info.n + 1, dtype=np.int64)
     np.cumsum(np.bincount(uid, minlength=info.n), out=ptr[1:])
+    exclusive = np.zeros(len(roots), dtype=bool)
+    for (u, _, lo, hi, _), q in zip(rows, group, strict=True):
+        first, spacing = int(table.ptr[u]), float(table.spacing[u])
+        a = first + int(np.floor(lo / spacing))
+        b = min(first + int(np.ceil(hi / spacing)) + 1, int(table.ptr[u + 1]))
+        if a < b and np.abs(table.curvature[a:b]).max() * LONG_MIN_RADIUS > 1.0:
+            exclusive[q] = True
     return Passages(
         number=len(roots),
         ptr=ptr,
@@ -150,6 +170,7 @@ def find_passages(info: LaneInfo) -> Passages:
         lo=np.array([r[2] for r in rows], dtype=float),
         hi=np.array([r[3] for r in rows], dtype=float),
         way=np.array(way, dtype=np.int64),
+        exclusive=exclusive,
     )
 
 
@@ -240,13 +261,21 @@ class _Groups:
 
 
 class PassageGate:
-    """Lets long vehicles into the passages of a map one way at a time; keeps who has been
-    let in between ticks (``let_in``: the passage, by slot; -1: none)."""
+    """Lets long vehicles (and cars, into exclusive passages) into the passages of a map
+    one way at a time; keeps who has been let in between ticks (``let_in``: the passage,
+    by slot; -1: none)."""
 
     def __init__(self, info: LaneInfo) -> None:
         self.info = info
         self.passages = find_passages(info)
         self.let_in: IntArray = np.zeros(0, dtype=np.int64)
+        #: Whether cars ask for exclusive passages too (`hold_every_class`).
+        self.every_class = False
+
+    def hold_every_class(self) -> None:
+        """Makes cars ask for the exclusive passages too: for a simulation that has long
+        vehicles (elsewhere nothing would ever hold a car, and the asking costs time)."""
+        self.every_class = True
 
     def resize(self, capacity: int) -> None:
         grown = np.full(capacity, -1, dtype=np.int64)
@@ -262,6 +291,7 @@ class PassageGate:
         half_length: FloatArray,
         speed: FloatArray,
         salt: UIntArray,
+        leader_gap: FloatArray,
     ) -> FloatArray | None:
         """Gap (m) to where each vehicle waits for a passage (inf: it may go), or None
         where the map has no passages.
@@ -277,13 +307,15 @@ class PassageGate:
                 by slot.
             salt: The route salts, by slot (`roadsim.world.lane_kernels.choose_next`):
                 a long vehicle looks for passages along its route, past ``lanes``.
+            leader_gap: The gap from each vehicle to the one ahead of it (m, inf: none),
+                shape (N,).
         """
         if self.passages.number == 0:
             return None
         out = np.full(me.size, np.inf)
         _gaps(
             self.passages, self.let_in, self.info.arrays, salt, me, lanes, start, boxed,
-            half_length, speed, out,
+            half_length, speed, self.every_class, leader_gap, out,
         )  # fmt: skip
         return out
 
@@ -300,15 +332,23 @@ def _gaps(
     boxed: BoolArray,
     half_length: FloatArray,
     speed: FloatArray,
+    every_class: bool,
+    leader_gap: FloatArray,
     out: FloatArray,
 ) -> None:
     """`PassageGate.gaps` in one compiled call: ``out`` (inf on entry) and ``let_in``
-    (by slot) in place."""
-    ptr, passage, lo, hi, way_of = (
-        passages.ptr, passages.passage, passages.lo, passages.hi, passages.way
+    (by slot) in place. Cars (with ``every_class``) take part in exclusive passages only."""
+    ptr, passage, lo, hi, way_of, exclusive = (
+        passages.ptr, passages.passage, passages.lo, passages.hi, passages.way,
+        passages.exclusive,
     )  # fmt: skip
-    held = np.zeros(passages.number, dtype=np.int64)  # directions in or let in, as bits
-    asked = np.zeros(passages.number, dtype=np.int64)  # directions refused this tick
+    # Directions in or let in, as bits, of long vehicles and of cars; and those refused
+    # this tick.
+    held = np.zeros(passages.number, dtype=np.int64)
+    held_car = np.zeros(passages.number, dtype=np.int64)
+    asked = np.zeros(passages.number, dtype=np.int64)
+    asked_car = np.zeros(passages.number, dtype=np.int64)
+    is_long = np.zeros(me.size, dtype=np.bool_)
     # Each long vehicle's nearest passage ahead that it is not in (-1: none), how far
     # ahead it begins, where it would wait for it, and in which direction the vehicle
     # drives through it.
@@ -322,7 +362,8 @@ def _gaps(
     for i in range(me.size):
         k = me[i]
         length = 2.0 * half_length[k]
-        if length < LONG_VEHICLE:
+        is_long[i] = length >= LONG_VEHICLE
+        if not (is_long[i] or every_class):
             continue
         ask = max(ASK_RANGE, speed[k] * speed[k] / (2.0 * ASK_DECEL) + ASK_MARGIN)
         count = _route_ahead(la, salt[k], lanes, start, i, ask, route, at)
@@ -332,13 +373,22 @@ def _gaps(
             for r in range(ptr[u], ptr[u + 1]):
                 near, far = at[h] + lo[r], at[h] + hi[r]
                 q = passage[r]
+                if not (is_long[i] or exclusive[q]):
+                    continue
                 if near < 0.0 < far + length:  # its body overlaps the passage
-                    held[q] |= way_of[r]
+                    if is_long[i]:
+                        held[q] |= way_of[r]
+                    else:
+                        held_car[q] |= way_of[r]
                     inside[n_in] = q
                     n_in = min(n_in + 1, _ROUTE_HOPS - 1)
                 elif 0.0 <= near < min(ask, distance[i]) and not _listed(inside, n_in, q):
                     # (a passage it is in may go on over later lanes)
-                    wants[i], distance[i], way[i] = q, near, way_of[r]
+                    distance[i] = near
+                    if not exclusive[q] or leader_gap[i] >= near or let_in[k] == q:
+                        wants[i], way[i] = q, way_of[r]
+                    else:
+                        wants[i] = -1  # behind another: that one asks
         if wants[i] >= 0:
             wait[i] = _before_boxes(route, at, count, boxed, distance[i] - WAIT_BEFORE, length)
         if let_in[k] >= 0 and let_in[k] != wants[i] and not _listed(inside, n_in, let_in[k]):
@@ -347,18 +397,30 @@ def _gaps(
     asking = np.flatnonzero(wants >= 0)
     for a in asking:
         if let_in[me[a]] == wants[a]:
-            held[wants[a]] |= way[a]
+            if is_long[a]:
+                held[wants[a]] |= way[a]
+            else:
+                held_car[wants[a]] |= way[a]
     order = asking[np.argsort(distance[asking], kind="mergesort")]  # (me is in slot order)
     for i in order:
         q, going = wants[i], way[i]
         if let_in[me[i]] == q:
             continue
         other = _FORWARD + _BACKWARD - going
-        if (held[q] | asked[q]) & other and wait[i] >= 0.0:
-            asked[q] |= going
+        coming = held[q] | asked[q]  # the long vehicles coming the other way
+        if is_long[i] and exclusive[q]:
+            coming |= held_car[q] | asked_car[q]  # and the cars
+        if coming & other and wait[i] >= 0.0:
+            if is_long[i]:
+                asked[q] |= going
+            else:
+                asked_car[q] |= going
             out[i] = wait[i]
-        else:
+        elif is_long[i]:
             held[q] |= going
+            let_in[me[i]] = q
+        else:
+            held_car[q] |= going
             let_in[me[i]] = q
 
 

@@ -323,8 +323,9 @@ class TrafficModel:
             salt, dt,
         )  # fmt: skip
         passage_waits = self.passages.gaps(
-            me, seen.lanes, seen.start, gate.boxed, actors.half_length, actors.speed, salt
-        )
+            me, seen.lanes, seen.start, gate.boxed, actors.half_length, actors.speed, salt,
+            seen.gap,
+        )  # fmt: skip
         if passage_waits is not None:
             np.minimum(waits, passage_waits, out=waits)
 

@@ -209,8 +209,10 @@ class Simulation:
         self._traffic.resize(self.state.capacity)
         st = self.state
         if np.any(st.active & (st.kind == VEHICLE) & (st.length >= LONG_VEHICLE)):
-            # Trucks or buses (respawns keep the models): entries keep clear of their turns.
+            # Trucks or buses (respawns keep the models): entries keep clear of their turns,
+            # and cars wait for them before corners they take whole.
             self._traffic.gate.keep_clear_of_long_vehicles()
+            self._traffic.passages.hold_every_class()
         # Half the time the wheels take from straight to full lock (s), by slot.
         self._steer_lag = np.minimum(
             0.5 * self._limits.max_steer / np.maximum(self._limits.max_steer_rate, 1e-3), 2.0
@@ -527,6 +529,8 @@ class Simulation:
             np.array([self._spawn_rng.integers(0, 2**63 - 1)]), st.length[slot : slot + 1]
         )[0]
         self._traffic.forget(np.array([slot]))
+        if spec.length >= LONG_VEHICLE:
+            self._traffic.passages.hold_every_class()  # cars wait for it before corners
         st.kind[slot], st.model[slot] = VEHICLE, MODEL_NAMES.index(model)
         st.control[slot] = EXTERNAL if external else AUTOPILOT
         st.id[slot] = self._next_id
