@@ -94,6 +94,7 @@ def _compile_listed(processes: int) -> int:
     elsewhere = [0]
     lock = threading.Lock()
     children: list[subprocess.Popen[str]] = []
+    followers: list[threading.Thread] = []
 
     def finished(name: str) -> None:
         with lock:
@@ -116,7 +117,8 @@ def _compile_listed(processes: int) -> int:
                 env=dict(os.environ, OPENBLAS_NUM_THREADS="1"),
             )
             children.append(child)
-            threading.Thread(target=follow, args=(child,), daemon=True).start()
+            followers.append(threading.Thread(target=follow, args=(child,), daemon=True))
+            followers[-1].start()
 
     def progress() -> tuple[int, int, float]:
         with lock:
@@ -126,8 +128,11 @@ def _compile_listed(processes: int) -> int:
         for name, signature in dealt[0]:
             _compile_one(name, signature)
             finished(name)
-    for child in children:
+    for child, follower in zip(children, followers, strict=True):
         child.wait()
+        follower.join()  # (it has read the pipe to its end)
+        assert child.stdout is not None
+        child.stdout.close()
     return elsewhere[0]
 
 
