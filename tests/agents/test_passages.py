@@ -39,6 +39,30 @@ def test_bends_wide_enough_for_two_long_vehicles_are_no_passage(tmp_path: Path) 
     assert find_passages(LaneInfo(sim.net)).number == 0
 
 
+def _both_pass_one_waiting(
+    sim: Simulation, begin: float, end: float, ours: str, theirs: str, lead: float
+) -> None:
+    """``ours`` on lane -1 and ``theirs`` on lane 1 drive at each other through the bend
+    between ``begin`` and ``end`` (s): both are past it within a minute, one of them
+    waited before it, and they never touched."""
+    a = sim.spawn_vehicle_on_lane("1", -1, begin - 55.0 + lead, model=ours, speed=8.0)
+    b = sim.spawn_vehicle_on_lane("1", 1, end + 55.0, model=theirs, speed=8.0)
+    slowest = {a: np.inf, b: np.inf}
+    passed = {a: np.inf, b: np.inf}
+    for tick in range(round(60.0 / sim.dt)):
+        sim.step()
+        st = sim.state
+        for actor, beyond in ((a, end + 20.0), (b, begin - 20.0)):
+            k = int(np.flatnonzero(st.id == actor)[0])
+            slowest[actor] = min(slowest[actor], float(st.speed[k]))
+            gone = st.s[k] > beyond if actor == a else st.s[k] < beyond
+            if gone and passed[actor] == np.inf:
+                passed[actor] = tick * sim.dt
+    assert sim.events == []
+    assert max(passed.values()) < 60.0
+    assert min(slowest.values()) < 1.0  # one waited
+
+
 @pytest.mark.parametrize(
     ("radius", "ours", "theirs", "lead"),
     [
@@ -57,22 +81,7 @@ def test_long_vehicles_meeting_on_a_tight_bend_take_turns(
     each (they met side by side in the bend)."""
     path, begin, end = bend_road(tmp_path, radius, STRAIGHT)
     sim = Simulation(validate_data({"map": path}, "test"))
-    a = sim.spawn_vehicle_on_lane("1", -1, begin - 55.0 + lead, model=ours, speed=8.0)
-    b = sim.spawn_vehicle_on_lane("1", 1, end + 55.0, model=theirs, speed=8.0)
-    slowest = {a: np.inf, b: np.inf}
-    passed = {a: np.inf, b: np.inf}
-    for tick in range(round(60.0 / sim.dt)):
-        sim.step()
-        st = sim.state
-        for actor, beyond in ((a, end + 20.0), (b, begin - 20.0)):
-            k = int(np.flatnonzero(st.id == actor)[0])
-            slowest[actor] = min(slowest[actor], float(st.speed[k]))
-            gone = st.s[k] > beyond if actor == a else st.s[k] < beyond
-            if gone and passed[actor] == np.inf:
-                passed[actor] = tick * sim.dt
-    assert sim.events == []
-    assert max(passed.values()) < 60.0
-    assert min(slowest.values()) < 1.0  # one waited
+    _both_pass_one_waiting(sim, begin, end, ours, theirs, lead)
 
 
 @pytest.mark.parametrize(("ours", "theirs", "lead"), [("car", "truck", 0.0), ("car", "bus", 10.0)])
@@ -88,22 +97,7 @@ def test_cars_and_long_vehicles_take_turns_on_a_corner_a_long_vehicle_takes_whol
     path, begin, end = bend_road(tmp_path, 8.0, STRAIGHT)
     sim = Simulation(validate_data({"map": path}, "test"))
     assert find_passages(LaneInfo(sim.net)).exclusive.tolist() == [True]
-    a = sim.spawn_vehicle_on_lane("1", -1, begin - 55.0 + lead, model=ours, speed=8.0)
-    b = sim.spawn_vehicle_on_lane("1", 1, end + 55.0, model=theirs, speed=8.0)
-    slowest = {a: np.inf, b: np.inf}
-    passed = {a: np.inf, b: np.inf}
-    for tick in range(round(60.0 / sim.dt)):
-        sim.step()
-        st = sim.state
-        for actor, beyond in ((a, end + 20.0), (b, begin - 20.0)):
-            k = int(np.flatnonzero(st.id == actor)[0])
-            slowest[actor] = min(slowest[actor], float(st.speed[k]))
-            gone = st.s[k] > beyond if actor == a else st.s[k] < beyond
-            if gone and passed[actor] == np.inf:
-                passed[actor] = tick * sim.dt
-    assert sim.events == []
-    assert max(passed.values()) < 60.0
-    assert min(slowest.values()) < 1.0  # one waited
+    _both_pass_one_waiting(sim, begin, end, ours, theirs, lead)
 
 
 def test_a_bend_a_long_vehicle_keeps_its_lane_on_is_no_exclusive_passage(tmp_path: Path) -> None:
