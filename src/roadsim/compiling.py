@@ -71,14 +71,19 @@ def _compiled_here() -> int:
 def shares(listed: list[tuple[str, Any]], processes: int) -> list[list[tuple[str, Any]]]:
     """The kernels of ``listed`` dealt to ``processes`` processes: largest first (by
     their expected compile time), each to the process with the least so far."""
-    order = sorted(listed, key=lambda row: -expected_s(row[0].rpartition(":")[2]))
+    order = sorted(listed, key=lambda row: -_expected(row[0]))
     dealt: list[list[tuple[str, Any]]] = [[] for _ in range(processes)]
     load = [0.0] * processes
     for row in order:
         i = load.index(min(load))
         dealt[i].append(row)
-        load[i] += expected_s(row[0].rpartition(":")[2])
+        load[i] += _expected(row[0])
     return dealt
+
+
+def _expected(name: str) -> float:
+    """The expected compile seconds of kernel ``module:qualname``."""
+    return expected_s(name.rpartition(":")[2])
 
 
 def _compile_listed(processes: int) -> int:
@@ -88,7 +93,7 @@ def _compile_listed(processes: int) -> int:
     if not listed:
         return 0
     dealt = shares(listed, processes)
-    total_s = sum(expected_s(name.rpartition(":")[2]) for name, _ in listed)
+    total_s = sum(_expected(name) for name, _ in listed)
     done_s = [0.0]  # expected seconds of the kernels compiled or loaded so far, everywhere
     done = [0]
     elsewhere = [0]
@@ -99,14 +104,15 @@ def _compile_listed(processes: int) -> int:
     def finished(name: str) -> None:
         with lock:
             done[0] += 1
-            done_s[0] += expected_s(name.rpartition(":")[2])
+            done_s[0] += _expected(name)
 
     def follow(child: subprocess.Popen[str]) -> None:
         assert child.stdout is not None
-        for line in child.stdout:
-            finished(line.strip())
+        for line in child.stdout:  # "name compiled" (1, or 0 where it came from the cache)
+            name, compiled = line.split()
+            finished(name)
             with lock:
-                elsewhere[0] += 1
+                elsewhere[0] += int(compiled)
 
     def start_the_others() -> None:
         for share in range(1, processes):
@@ -175,7 +181,8 @@ def _dispatcher(name: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m roadsim.compiling``: ``--share I N`` compiles share I of N of the
-    listed kernels (warmup's other processes), printing each kernel's name when done;
+    listed kernels (warmup's other processes), printing each kernel's name when done and
+    1 if it compiled (0 if it came from the cache);
     ``--write-signatures`` rewrites the list from a warm run of the built-in scenarios."""
     parser = argparse.ArgumentParser(prog="python -m roadsim.compiling")
     parser.add_argument("--share", nargs=2, type=int, metavar=("I", "N"))
@@ -185,8 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         share, processes = args.share
         with reporting(quiet=True):
             for name, signature in shares(_signatures.read(), processes)[share]:
+                before = _compiled_here()
                 _compile_one(name, signature)
-                print(name, flush=True)
+                print(name, min(1, _compiled_here() - before), flush=True)
         return 0
     if args.write_signatures:
         if warmup().compiled:  # kernels compiled inside others list their own signatures
