@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from roadsim import Simulation
-from roadsim.agents.junctions import SWEEP_LENGTH, JunctionGate, rerouted
+from roadsim.agents.junctions import (
+    SWEEP_LENGTH,
+    JunctionGate,
+    Requests,
+    _keep_room_for_long,
+    rerouted,
+)
 from roadsim.road.builder import (
     Document,
     JunctionSpec,
@@ -182,3 +188,27 @@ def test_a_link_a_long_vehicle_can_wait_on_stays_a_street(tmp_path: Path) -> Non
     assert link.size == 1
     # (and the setback before B leaves the truck its room on it)
     assert gate.info.length[link[0]] - gate.setback[link[0]] >= SWEEP_LENGTH + 2.0
+
+
+def test_a_long_vehicle_waiting_for_room_after_a_junction_is_not_passed_by_later_cars() -> None:
+    """Town07: a truck waited at a merge for room on a 29 m street while the cars of the
+    other entry, which need less room, filled it as fast as it emptied; eight trucks
+    queued behind it for 96 s. Room after a junction is first come, first served too:
+    the requests into that lane from vehicles that came after it are refused."""
+    # Rows: the waiting truck (no room), a car after it into the same lane, a car into
+    # another lane, a car that came before it, a truck still far from its entry (no
+    # room) and a car after that one into its lane.
+    after = np.array([5, 5, 7, 5, 9, 9])
+    requests = Requests(
+        start=np.zeros(6, dtype=np.int64),
+        end=np.zeros(6, dtype=np.int64),
+        lane=np.zeros(6, dtype=np.int64),
+        rank=np.array([-50.0, 3.0, 3.0, -60.0, 30.0, 31.0]),
+        slot=np.arange(6),
+        is_long=np.array([True, False, False, False, True, False]),
+        after=after,
+    )
+    entry = np.array([1.0, 3.0, 3.0, 0.5, 30.0, 31.0])
+    fits = np.array([False, True, True, True, False, True])
+    _keep_room_for_long(requests, entry, fits, np.empty(10, dtype=np.int64))
+    assert fits.tolist() == [False, False, True, True, False, True]

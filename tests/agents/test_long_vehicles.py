@@ -25,14 +25,22 @@ from roadsim.road.load import load_map
 from roadsim.scenario import Scenario
 from roadsim.sim.lifecycle import long_route
 from roadsim.sim.traffic_stats import watch
-from roadsim.world.codes import LONG_MIN_RADIUS, LONG_VEHICLE
+from roadsim.world.codes import LONG_MIN_RADIUS, LONG_TURN_RADIUS, LONG_VEHICLE
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import choose_next
+
+#: CARLA's Town07 (from the test corpus): short streets between many tight junctions.
+TOWN07 = Path(__file__).parents[1] / "data" / "opendrive" / "maps" / "libOpenDRIVE" / "test.xodr"
 
 
 @pytest.fixture(scope="module")
 def town() -> LaneInfo:
     return LaneInfo(load_map("town").prepare())
+
+
+@pytest.fixture(scope="module")
+def town07() -> LaneInfo:
+    return LaneInfo(load_map(str(TOWN07)).prepare())
 
 
 def _forks(info: LaneInfo) -> list[tuple[int, np.ndarray]]:
@@ -46,9 +54,13 @@ def test_tight_marks_the_junction_turns_tighter_than_long_vehicles_take(town: La
     table = town.table
     for u in range(town.n):
         bend = np.abs(table.curvature[table.ptr[u] : table.ptr[u + 1]]).max(initial=0.0)
-        # (the town has no road that bends so tightly, which would count too)
-        assert town.tight[u] == int(town.junction[u] >= 0 and bend > 1.0 / LONG_MIN_RADIUS)
-    assert town.tight.sum() > 0  # the town's 10 m corners
+        # (the town has no road that bends so tightly, which would count too, and its
+        # closed turns all leave lanes that have other ways on)
+        tight = int(town.junction[u] >= 0 and bend > 1.0 / LONG_MIN_RADIUS)
+        closed = int(bool(town.drivable[u]) and bend > 1.0 / LONG_TURN_RADIUS)
+        assert town.tight[u] == max(tight, 2 * closed)
+    assert np.count_nonzero(town.tight == 1) > 0  # the town's 10 m corners
+    assert np.count_nonzero(town.tight == 2) > 0  # and its 6 m ones
 
 
 def test_long_vehicles_pass_over_tight_turns_where_a_fork_offers_another_way(
@@ -68,27 +80,34 @@ def test_long_vehicles_pass_over_tight_turns_where_a_fork_offers_another_way(
             assert car in after and truck in after
             cars_turn += int(town.tight[car])
             if not tight.all():
-                assert not town.tight[truck]
+                assert town.tight[truck] == town.tight[after].min()
             # (Where every way is tight, a long vehicle takes one all the same.)
     assert cars_turn > 0
 
 
-def test_entries_keep_clear_of_the_turns_long_vehicles_must_take(town: LaneInfo) -> None:
-    setback = entry_setbacks(town)
+def test_entries_keep_clear_of_the_turns_long_vehicles_must_take(
+    town: LaneInfo, town07: LaneInfo
+) -> None:
+    # The town's T junctions have only turns, and long vehicles cannot make their 6 m
+    # ones: they never take them (`LaneInfo.tight`), and nobody waits further back.
+    assert np.all(entry_setbacks(town) == SETBACK)
+    # Town07's junctions have turns they take with no other way: the arms beside wait
+    # further back.
+    setback = entry_setbacks(town07)
     assert setback.min() == SETBACK
     assert setback.max() <= MAX_SETBACK
-    # The town's T junctions have only turns: the arms beside them wait further back.
     wider = np.flatnonzero(setback > SETBACK)
     assert wider.size > 0
-    nxt = town.first_next[wider]
-    assert np.all(town.junction[wider] < 0) and np.all(town.junction[nxt] >= 0)
+    nxt = town07.first_next[wider]
+    assert np.all(town07.junction[wider] < 0) and np.all(town07.junction[nxt] >= 0)
 
 
-def test_only_a_simulation_with_long_vehicles_keeps_entries_clear(town: LaneInfo) -> None:
-    gate = JunctionGate(town)
+def test_only_a_simulation_with_long_vehicles_keeps_entries_clear(town07: LaneInfo) -> None:
+    gate = JunctionGate(town07)
     assert np.all(gate.setback == SETBACK)
     gate.keep_clear_of_long_vehicles()
-    assert np.array_equal(gate.setback, entry_setbacks(town))
+    assert np.array_equal(gate.setback, entry_setbacks(town07))
+    assert np.any(gate.setback > SETBACK)
 
 
 @pytest.mark.slow
@@ -115,7 +134,7 @@ def test_long_vehicles_pass_over_a_way_into_a_road_too_tight_for_them(tmp_path: 
     the turn's own bend counted, and long vehicles took either way."""
     r1 = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), (Line(100.0),)), _one_lane())
     straight = RoadSpec("S", PlanView(Pose(130.0, 0.0, 0.0), (Line(100.0),)), _one_lane())
-    corner = (Line(10.0), Arc(0.5 * np.pi * 6.0, 1.0 / 6.0), Line(50.0))
+    corner = (Line(10.0), Arc(0.5 * np.pi * 4.5, 1.0 / 4.5), Line(50.0))  # (lane: 6.25 m)
     sharp = RoadSpec("T", PlanView(Pose(115.0, 15.0, 0.5 * np.pi), corner), _one_lane())
     junction = JunctionSpec("A", "a")
     ahead = junction.connect("ca", r1.end("end"), straight.end("start"), [(-1, -1)])
@@ -126,7 +145,7 @@ def test_long_vehicles_pass_over_a_way_into_a_road_too_tight_for_them(tmp_path: 
     road = {name: int(info.net.road_index(name)) for name in ("ca", "cb")}
     drivable = info.drivable.astype(bool)
     turn = {name: int(np.flatnonzero((info.road == i) & drivable)[0]) for name, i in road.items()}
-    assert info.tight[turn["cb"]] == 1 and info.tight[turn["ca"]] == 0
+    assert info.tight[turn["cb"]] == 2 and info.tight[turn["ca"]] == 0  # (6 m: closed)
     fork = int(np.flatnonzero((info.road == int(info.net.road_index("1"))) & drivable)[0])
     long_bit = long_route(np.array([12.0]))[0]
     for salt in np.arange(32, dtype=np.uint64):
@@ -135,3 +154,51 @@ def test_long_vehicles_pass_over_a_way_into_a_road_too_tight_for_them(tmp_path: 
 
 def _one_lane() -> list[LaneSectionSpec]:
     return [LaneSectionSpec(0.0, (LaneSpec(-1, width=3.5),))]
+
+
+def test_long_vehicles_keep_out_of_a_road_that_leads_only_into_a_turn_they_cannot_make(
+    tmp_path: Path,
+) -> None:
+    """A fork offers a way on and a way into a street that ends at a corner of 6.25 m
+    radius (the lane's), through a second junction. Before, only the fork's own turns
+    and the roads right after them counted: long vehicles took the street half the time,
+    were placed on it, and swept over the cars at the corner. Now the street and the
+    turn into it are closed to them (`LaneInfo.tight` 2): long vehicles pass over them
+    at the fork and are placed outside them; cars go everywhere."""
+    r1 = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), (Line(100.0),)), _one_lane())
+    straight = RoadSpec("S", PlanView(Pose(130.0, 0.0, 0.0), (Line(100.0),)), _one_lane())
+    street = RoadSpec("M", PlanView(Pose(115.0, 15.0, 0.5 * np.pi), (Line(60.0),)), _one_lane())
+    corner = (Line(10.0), Arc(0.5 * np.pi * 4.5, 1.0 / 4.5), Line(50.0))
+    sharp = RoadSpec("T", PlanView(Pose(115.0, 90.0, 0.5 * np.pi), corner), _one_lane())
+    a, b = JunctionSpec("A", "a"), JunctionSpec("B", "b")
+    ahead = a.connect("ca", r1.end("end"), straight.end("start"), [(-1, -1)])
+    left = a.connect("cb", r1.end("end"), street.end("start"), [(-1, -1)])
+    on = b.connect("cc", street.end("end"), sharp.end("start"), [(-1, -1)])
+    path = tmp_path / "street.xodr"
+    Document("street", [r1, straight, street, sharp, ahead, left, on], [a, b]).write(path)
+    info = LaneInfo(load_map(str(path)).prepare())
+    drivable = info.drivable.astype(bool)
+
+    def lane(road: str) -> int:
+        return int(np.flatnonzero((info.road == int(info.net.road_index(road))) & drivable)[0])
+
+    assert [int(info.tight[lane(r)]) for r in ("1", "ca", "S", "cb", "M", "cc", "T")] == [
+        0, 0, 0, 2, 2, 2, 2,
+    ]  # fmt: skip
+    long_bit = long_route(np.array([12.0]))[0]
+    cars = set()
+    for salt in np.arange(32, dtype=np.uint64):
+        assert choose_next(info.arrays, salt | long_bit, lane("1")) == lane("ca")
+        cars.add(choose_next(info.arrays, salt, lane("1")))
+    assert cars == {lane("ca"), lane("cb")}
+    # Placed: long vehicles only where they can drive on from, cars around them.
+    traffic = {"count": 12, "min_gap": 5, "mix": {"car": 0.5, "truck": 0.5}}
+    for seed in range(4):
+        sim = Simulation(
+            Scenario.model_validate({"map": str(path), "seed": seed, "traffic": traffic})
+        )
+        state = sim.state
+        on_map = np.flatnonzero(state.active)
+        assert on_map.size == 12
+        trucks = on_map[state.length[on_map] >= LONG_VEHICLE]
+        assert trucks.size > 0 and np.all(info.tight[state.uid[trucks]] < 2), seed

@@ -196,7 +196,9 @@ def _gaps(
     )  # fmt: skip
     # Room promised after the junction: to vehicles inside it and those let in.
     incoming = np.zeros(lane_count)
-    _incoming(la, boxed, granted, me, lanes, entry_hop, asking, half_length, salt, path[0], incoming)
+    _incoming(
+        la, boxed, granted, me, lanes, entry_hop, asking, half_length, salt, path[0], incoming
+    )
     # The candidates: vehicles that ask and have no promise yet.
     m = 0
     for i in range(me.size):
@@ -226,6 +228,7 @@ def _gaps(
         rank=rank,
         slot=slots,
         is_long=np.empty(m, dtype=np.bool_),
+        after=np.empty(m, dtype=np.int64),
     )
     grant = np.empty(m, dtype=np.bool_)
     few = chunks if m >= split_requests else 1
@@ -233,6 +236,7 @@ def _gaps(
         few, la, occ, boxed, setback, me, cand, lanes, entry_hop, half_length, salt,
         incoming, requests, grant, path,
     )  # fmt: skip
+    _keep_room_for_long(requests, entry, grant, np.empty(lane_count, dtype=np.int64))
     any_long = bool(requests.is_long.any() or held_long.any())
     _first_requests(requests, grant, position)
     serve(few, requests, held, held_long, conflicts, position, any_long, grant)
@@ -429,6 +433,7 @@ class Requests(NamedTuple):
             metres for each second it has waited there.
         slot: The vehicle's slot, which breaks ties.
         is_long: Whether it is a long vehicle (`LONG_VEHICLE`).
+        after: The lane its path leads into after the junction (-1: none).
     """
 
     start: IntArray
@@ -437,6 +442,7 @@ class Requests(NamedTuple):
     rank: FloatArray
     slot: IntArray
     is_long: BoolArray
+    after: IntArray
 
 
 class Conflicting(NamedTuple):
@@ -574,13 +580,44 @@ def _request_rows(
             requests.lane[at + j] = path[j]
         at += count
         requests.end[q] = at
+        requests.after[q] = after
         need = length + _EXIT_MARGIN
-        fits[q] = after < 0 or room_after(la, occ, boxed, setback, after, salt[k], need) - incoming[
-            after
-        ] >= need
+        fits[q] = (
+            after < 0
+            or room_after(la, occ, boxed, setback, after, salt[k], need) - incoming[after] >= need
+        )
 
 
 request = njit_rows(_request_rows)
+
+
+@njit_loop
+def _keep_room_for_long(
+    requests: Requests, entry: FloatArray, fits: BoolArray, waiting: IntArray
+) -> None:
+    """Refuses (in ``fits``) the requests into a lane after the junction for which a long
+    vehicle that came before them (`_before`) waits at its entry (``entry``, m, within
+    `_AT_ENTRY`) without room there yet: first come, first served for that room too.
+    Else the cars from the junction's other entries, which need less room, fill the lane
+    as fast as it empties, and the long vehicle waits for ever. ``waiting``: scratch, a
+    row a lane."""
+    long_waits = False
+    for c in range(fits.size):
+        if not fits[c] and requests.is_long[c] and entry[c] < _AT_ENTRY:
+            long_waits = True
+    if not long_waits:
+        return
+    waiting[:] = -1
+    for c in range(fits.size):
+        after = requests.after[c]
+        if fits[c] or after < 0 or not requests.is_long[c] or entry[c] >= _AT_ENTRY:
+            continue
+        if waiting[after] < 0 or _before(requests, c, waiting[after]):
+            waiting[after] = c
+    for c in range(fits.size):
+        after = requests.after[c]
+        if fits[c] and after >= 0 and waiting[after] >= 0:
+            fits[c] = not _before(requests, waiting[after], c)
 
 
 @njit_leaf
@@ -872,16 +909,16 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
 
 
 def _taken_by_long(info: LaneInfo) -> BoolArray:
-    """Lanes long vehicles may drive (by uid): all but the ``tight`` turns that some
-    lane before them offers another way around (`roadsim.world.lane_kernels.choose_next`)."""
-    tight = info.tight.astype(bool)
+    """Lanes long vehicles may drive (by uid): all but those they avoid (``tight``) where
+    the fork before them offers one they avoid less (`roadsim.world.lane_kernels.choose_next`)."""
     avoided = np.zeros(info.n, dtype=bool)
     forks = np.flatnonzero(info.next_count > 1)
     for u in forks.tolist():
         after = info.next_idx[info.next_ptr[u] : info.next_ptr[u + 1]]
-        if not tight[after].all():
-            avoided[after[tight[after]]] = True
+        level = info.tight[after]
+        avoided[after[level > level.min()]] = True
     # A lane some vehicle reaches without a choice is taken all the same.
     single = info.next_idx[np.repeat(info.next_count == 1, info.next_count)]
     avoided[single] = False
+    avoided[info.tight == 2] = True  # (placed outside them, long vehicles never get there)
     return ~avoided

@@ -52,7 +52,14 @@ from roadsim.sensors.driver_kernels import (
     start_chunk,
 )
 from roadsim.sensors.occupancy import LaneOccupancy
-from roadsim.world.codes import ENVELOPE_DECEL, LANE_DROP, LONG_MIN_RADIUS, RED, YELLOW
+from roadsim.world.codes import (
+    ENVELOPE_DECEL,
+    LANE_DROP,
+    LONG_MIN_RADIUS,
+    LONG_VEHICLE,
+    RED,
+    YELLOW,
+)
 from roadsim.world.lane_kernels import (
     LaneArrays,
     bounds,
@@ -700,6 +707,9 @@ def _mobil(
     for right in (False, True):
         cand = la.right_uid[u] if right else la.left_uid[u]
         if not _changeable(la, u, cand):
+            continue
+        # A long vehicle keeps out of lanes closed to it (`roadsim.world.lane_info`).
+        if la.tight[cand] == 2 and la.tight[u] < 2 and 2.0 * half >= LONG_VEHICLE:
             continue
         # Wide enough for the vehicle here and a little further on.
         wide = True

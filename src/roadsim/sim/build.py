@@ -34,7 +34,8 @@ from roadsim.scenario.schema import (
 )
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.sim.lifecycle import route_salts
-from roadsim.sim.placement import Stretches, place
+from roadsim.sim.placement import place_apart
+from roadsim.world.codes import LONG_VEHICLE
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.state import (
@@ -350,9 +351,13 @@ class WorldBuilder:
         # lane is kept free and the vehicles are placed again (a few rounds).
         blocked: tuple[IntArray, FloatArray, FloatArray] | None = None
         usable = info.usable[lanes]
+        long = length >= LONG_VEHICLE
+        open_to_long = info.tight[lanes] < 2  # (`LaneInfo.tight`)
         for _ in range(_CLEAR_ROUNDS):
-            free = Stretches.of_lanes(lanes, usable, traffic.min_gap, blocked)
-            spot = place(length, free, traffic.min_gap, np.random.default_rng(self._place_seq))
+            rng = np.random.default_rng(self._place_seq)
+            spot = place_apart(
+                length, long, lanes, usable, open_to_long, traffic.min_gap, rng, blocked
+            )
             uid, p, v = spot.lane, spot.progress, spot.vehicle
             s = info.road_s(uid, p)
             road = info.road[uid]

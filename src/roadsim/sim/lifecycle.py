@@ -43,6 +43,9 @@ class Respawner:
         self.entries: IntArray = np.flatnonzero(
             info.drivable & types & (info.junction < 0) & no_way_in & (info.usable > 20.0)
         )
+        # Long vehicles come back where they can drive on (`LaneInfo.tight`), if anywhere.
+        open_to_long = self.entries[info.tight[self.entries] < 2]
+        self.long_entries: IntArray = open_to_long if open_to_long.size else self.entries
         self.pending: list[int] = []
 
     def release(self, slots: IntArray) -> None:
@@ -77,7 +80,8 @@ class Respawner:
             rear_speed[lanes[is_rear]] = state.speed[on[is_rear]]
         waiting: list[int] = []
         for slot in sorted(self.pending):
-            lane = int(self.entries[self.rng.integers(self.entries.size)])
+            pool = self.long_entries if state.length[slot] >= LONG_VEHICLE else self.entries
+            lane = int(pool[self.rng.integers(pool.size)])
             half = 0.5 * float(state.length[slot])
             p = half + 1.0
             gap = float(rear[lane]) - (p + half)

@@ -9,6 +9,9 @@ fit where they were sent go to the stretches with most room left, and within a s
 the room left over is split at random among the gaps. So every request up to what the
 lanes hold is met exactly, the vehicles are spread over the whole spawn area, and the same
 seed gives the same places.
+
+Long vehicles are placed first, on the lanes they can drive on from (`place_apart`), and
+the others around them.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from roadsim._types import FloatArray, IntArray
+from roadsim._types import BoolArray, FloatArray, IntArray
 
 
 @dataclass(frozen=True)
@@ -139,3 +142,43 @@ def place(
     taken -= taken[group_first]
     tail = free.start[at] + cut + taken
     return Placement(order, free.lane[at], tail + 0.5 * length[order])
+
+
+def place_apart(
+    length: FloatArray,
+    apart: BoolArray,
+    lanes: IntArray,
+    usable: FloatArray,
+    allowed: BoolArray,
+    min_gap: float,
+    rng: np.random.Generator,
+    blocked: tuple[IntArray, FloatArray, FloatArray] | None = None,
+) -> Placement:
+    """`place` over the stretches of ``lanes`` (`Stretches.of_lanes`), with the vehicles
+    marked ``apart`` placed first and on the ``allowed`` lanes alone; then the others, and
+    those of the marked that found no room there, everywhere else.
+
+    Where every lane or none is allowed, this is `place` itself. Only the marked
+    vehicles among those that all the lanes could hold in the order given
+    go first, so that a request beyond the lanes' room does not fill them with marked
+    vehicles alone.
+    """
+    if not apart.any() or allowed.all() or not allowed.any():
+        return place(length, Stretches.of_lanes(lanes, usable, min_gap, blocked), min_gap, rng)
+    room = float(np.maximum(usable - min_gap, 0.0).sum()) + min_gap * lanes.size
+    within = np.cumsum(length + min_gap) <= room
+    first = np.flatnonzero(apart & within)
+    there = Stretches.of_lanes(lanes[allowed], usable[allowed], min_gap, blocked)
+    a = place(length[first], there, min_gap, rng)
+    placed = first[a.vehicle]
+    half = 0.5 * length[placed] + min_gap  # kept free around each, its gaps included
+    taken = (a.lane, a.progress - half, a.progress + half)
+    if blocked is not None:
+        taken = tuple(np.concatenate(pair) for pair in zip(blocked, taken, strict=True))  # type: ignore[assignment]
+    rest = np.setdiff1d(np.arange(length.size), placed)  # (in the order given)
+    b = place(length[rest], Stretches.of_lanes(lanes, usable, min_gap, taken), min_gap, rng)
+    return Placement(
+        np.concatenate((placed, rest[b.vehicle])),
+        np.concatenate((a.lane, b.lane)),
+        np.concatenate((a.progress, b.progress)),
+    )

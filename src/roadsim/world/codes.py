@@ -25,3 +25,7 @@ ROUTE_BIT = 62
 # take where they have a choice.
 LONG_VEHICLE = 8.0
 LONG_MIN_RADIUS = 12.0
+# m: the tightest turn radius long vehicles can make at all (a 12 m truck's 6.5 m wheelbase
+# at its 49 degree lock turns on 5.7 m, and swings wider than its lane on the way); they
+# keep off the lanes that lead only into tighter turns (`roadsim.world.lane_info`).
+LONG_TURN_RADIUS = 7.0

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.road.lanes import DRIVABLE_TYPES
 from roadsim.road.network import RoadNetwork
-from roadsim.world.codes import CONTINUES, LANE_DROP, LONG_MIN_RADIUS, MAP_EDGE
+from roadsim.world.codes import CONTINUES, LANE_DROP, LONG_MIN_RADIUS, LONG_TURN_RADIUS, MAP_EDGE
 from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
 from roadsim.world.lane_samples import LaneSamples
 from roadsim.world.routing import bypass_empty, first_of_rows
@@ -71,9 +71,10 @@ class LaneInfo:
         route_next: At a fork, the successor toward the earliest road of ``route`` it
             leads to (through a junction's connecting lanes), for the vehicle that follows
             the route (`roadsim.world.lane_kernels.choose_next`); -1 elsewhere.
-        tight: 1 for a connecting lane of a junction that turns tighter than
-            `roadsim.world.codes.LONG_MIN_RADIUS`: long vehicles avoid it where they can
-            (`roadsim.world.lane_kernels.choose_next`).
+        tight: How much long vehicles avoid a lane, where they can
+            (`roadsim.world.lane_kernels.choose_next`): 1 for a connecting lane of a
+            junction that turns tighter than `roadsim.world.codes.LONG_MIN_RADIUS`; 2 for
+            a lane closed to them (`_closed_to_long`); 0 elsewhere.
         table: Sampled centre lines, boundaries and curvature (`LaneSamples`).
         arrays: All of these as one bundle for compiled kernels (`LaneArrays`).
     """
@@ -144,10 +145,13 @@ class LaneInfo:
             self.sign,
             dense=np.flatnonzero(self.junction >= 0),
         )
-        curving = np.zeros(n, dtype=bool)
         owner = np.repeat(np.arange(n), self.table.count)
-        np.logical_or.at(curving, owner, np.abs(self.table.curvature) > 1.0 / LONG_MIN_RADIUS)
-        self.tight: IntArray = self._tight_turns(curving)
+        bend = np.zeros(n)
+        np.maximum.at(bend, owner, np.abs(self.table.curvature))
+        self.tight: IntArray = np.maximum(
+            self._tight_turns(bend > 1.0 / LONG_MIN_RADIUS),
+            2 * self._closed_to_long(bend > 1.0 / LONG_TURN_RADIUS),
+        )
         self.route_next: IntArray = self._route_next(route)
         self.arrays = self._bundle()
 
@@ -312,6 +316,34 @@ class LaneInfo:
             tight = grown
         out: IntArray = (tight & inside).astype(np.int64)
         return out
+
+    def _closed_to_long(self, sharp: BoolArray) -> IntArray:
+        """Lanes closed to long vehicles (1, by uid): those that turn tighter than they
+        can (``sharp``: tighter than `LONG_TURN_RADIUS`), and those from which every way
+        on leads into such a lane before the map ends (a lane that drops leads where the
+        lanes beside it lead). A long vehicle that keeps out of them at every fork
+        (`roadsim.world.lane_kernels.choose_next`) and never changes into one
+        (`roadsim.agents.traffic_kernels`) meets no turn it cannot make; traffic places
+        long vehicles outside them (`roadsim.sim.build`)."""
+        drivable = self.drivable.astype(bool)
+        closed = sharp & drivable
+        graph = self.net.graph
+        owner = np.repeat(np.arange(self.n), self.next_count)
+        leads_on = self.next_count > 0
+        drops = np.flatnonzero(self.end_kind == LANE_DROP)
+        beside = np.stack([graph.left_uid[drops], graph.right_uid[drops]], axis=1)
+        at = np.maximum(beside, 0)
+        alongside = (beside >= 0) & drivable[at] & (self.sign[at] == self.sign[drops, None])
+        while True:  # back from the sharp turns, a lane a round
+            every = np.ones(self.n, dtype=bool)
+            np.logical_and.at(every, owner, closed[self.next_idx])
+            doomed = leads_on & every
+            doomed[drops] = ~(alongside & ~closed[at]).any(axis=1)
+            grown = closed | (doomed & drivable)
+            if np.array_equal(grown, closed):
+                out: IntArray = closed.astype(np.int64)
+                return out
+            closed = grown
 
     # -- progress and road coordinates -------------------------------------------------------------
 

@@ -107,8 +107,8 @@ def mix_hash(x: np.uint64) -> np.uint64:
 def choose_next(la: LaneArrays, salt: np.uint64, u: int) -> int:
     """The successor a vehicle with route ``salt`` takes from lane ``u`` (-1: none): one
     picked by a hash of the salt and the lane; a vehicle whose salt has the
-    `LONG_ROUTE_BIT` set (a long one) passes over turns too ``tight`` for it where the
-    fork offers another way; one whose salt has the `ROUTE_BIT` set (the ego with a
+    `LONG_ROUTE_BIT` set (a long one) passes over the lanes it avoids (``tight``) where
+    the fork offers one it avoids less; one whose salt has the `ROUTE_BIT` set (the ego with a
     ``route``) takes the lane's ``route_next`` where it has one."""
     if u < 0:
         return -1
@@ -124,11 +124,11 @@ def choose_next(la: LaneArrays, salt: np.uint64, u: int) -> int:
     first, last = la.next_ptr[u], la.next_idx.size - 1
     chosen = int(la.next_idx[min(first + pick, last)])
     if (salt >> np.uint64(LONG_ROUTE_BIT)) & np.uint64(1) and la.tight[chosen]:
-        # A long vehicle takes the next successor round that is no tight turn, if any.
+        # A long vehicle takes the next successor round that it avoids least.
         for step in range(1, count):
             other = int(la.next_idx[min(first + (pick + step) % count, last)])
-            if not la.tight[other]:
-                return other
+            if la.tight[other] < la.tight[chosen]:
+                chosen = other
     return chosen
 
 
