@@ -83,3 +83,28 @@ def test_another_process_compiles_its_share_and_names_each_kernel() -> None:
     assert [name for name, _ in rows] == expected
     assert {compiled for _, compiled in rows} == {"0"}  # all from the cache the warmup filled
     assert done.stderr == ""  # the report stays quiet in that process
+
+
+def test_writing_the_signatures_runs_again_once_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that compiles writes the list from a second, warm run; a stale entry compiles
+    on every run, and the second run started a third, and so on (hundreds of processes)."""
+    import roadsim.compiling as compiling
+
+    runs: list[list[str]] = []
+    written: list[int] = []
+
+    class Report:
+        compiled = 3  # (as if every run compiled something)
+
+    monkeypatch.setattr(compiling, "warmup", lambda: Report())
+    monkeypatch.setattr(compiling._signatures, "write", lambda kernels: written.append(1) or 0)
+    monkeypatch.setattr(
+        compiling.subprocess,
+        "run",
+        lambda args, check: runs.append(args) or subprocess.CompletedProcess(args, 0),
+    )
+    assert compiling.main(["--write-signatures"]) == 0
+    assert runs and runs[0][-2:] == ["--write-signatures", "--again"] and not written
+    runs.clear()
+    assert compiling.main(["--write-signatures", "--again"]) == 0
+    assert not runs and written == [1]

@@ -187,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m roadsim.compiling")
     parser.add_argument("--share", nargs=2, type=int, metavar=("I", "N"))
     parser.add_argument("--write-signatures", action="store_true")
+    parser.add_argument("--again", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.share:
         share, processes = args.share
@@ -197,8 +198,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(name, min(1, _compiled_here() - before), flush=True)
         return 0
     if args.write_signatures:
-        if warmup().compiled:  # kernels compiled inside others list their own signatures
-            again = [sys.executable, "-m", "roadsim.compiling", "--write-signatures"]
+        # Kernels compiled inside others list their signatures only once loaded from the
+        # cache: a run that compiled anything writes the list from a second, warm run
+        # (one only: a stale entry of the list compiles on every run).
+        if warmup().compiled and not args.again:
+            again = [sys.executable, "-m", "roadsim.compiling", "--write-signatures", "--again"]
             return subprocess.run(again, check=False).returncode
         count = _signatures.write(_jit.kernels())
         print(f"wrote {count} signatures to {_signatures.PATH}")
