@@ -16,8 +16,10 @@ from roadsim.sim.traffic_stats import STUCK_AFTER, watch
 TOWN07 = Path(__file__).parents[1] / "data" / "opendrive" / "maps" / "libOpenDRIVE" / "test.xodr"
 
 
-def _town(count: int, seed: int = 0, map_name: str = "town") -> Scenario:
-    traffic = {"count": count, "min_gap": 10, "mix": {"car": 1.0}}
+def _town(count: int, seed: int = 0, map_name: str = "town", cars_only: bool = True) -> Scenario:
+    traffic: dict[str, object] = {"count": count, "min_gap": 10}
+    if cars_only:
+        traffic["mix"] = {"car": 1.0}
     return Scenario.model_validate({"map": map_name, "seed": seed, "traffic": traffic})
 
 
@@ -32,6 +34,23 @@ def test_the_town_at_half_capacity_flows_for_ten_minutes() -> None:
     # which excuses a vehicle in a queue that moves.
     assert summary.long_stands == summary.stuck == 0, summary.to_text()
     assert summary.longest_stand < 2 * STUCK_AFTER, summary.to_text()
+    assert summary.collisions == 0, summary.to_text()
+    assert summary.mean_speed > 1.5 and summary.junction_entries_per_min > 30, summary.to_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_town_with_trucks_and_buses_flows_without_collisions(seed: int) -> None:
+    """The default mix (15% trucks and buses). Each of these seeds gave two collisions
+    (seed 1 before long vehicles kept out of the turns they cannot make, seed 2 after):
+    a truck that had been let in into a junction crept up behind others for 8 s, lost
+    its promise as it rolled in at 5 m/s, could not stop, and met the car let in
+    instead (`roadsim.agents.junctions`, ``_WITHDRAW_SPEED``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrafficWarning)
+        holds = Simulation(_town(1_000_000)).traffic_placed
+    summary = watch(Simulation(_town(holds // 2, seed, cars_only=False)), 600.0)
+    assert summary.long_stands == summary.stuck == 0, summary.to_text()
     assert summary.collisions == 0, summary.to_text()
     assert summary.mean_speed > 1.5 and summary.junction_entries_per_min > 30, summary.to_text()
 

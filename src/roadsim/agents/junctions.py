@@ -41,6 +41,8 @@ _CONTACT_ANGLED = 4.5  # m: ... or closer than this at an angle
 _ANGLE_DEG = 20.0
 SHORT_LINK = 10.0  # m: a road this short between two junctions joins them into one box
 GRANT_TIMEOUT = 8.0  # s a vehicle may hold a promised path without entering
+_WITHDRAW_DECEL = 3.0  # m/s^2: ... unless it could not stop before the entry braking so
+_WITHDRAW_SPEED = 3.0  # m/s: ... from this speed or more (a queue creeps up slower)
 REROUTE_AFTER = 20.0  # s a vehicle refused at a junction's entry waits before it reroutes
 _AT_ENTRY = 5.0  # m: a vehicle this close to where it waits for an entry is waiting there
 _WAITED_AHEAD = 5.0  # m: each second waited there counts as this much nearer the entry
@@ -122,6 +124,7 @@ class JunctionGate:
         wants_in: BoolArray,
         occ: LaneOccupancy,
         half_length: FloatArray,
+        speed: FloatArray,
         salt: UIntArray,
         dt: float,
     ) -> FloatArray:
@@ -140,6 +143,7 @@ class JunctionGate:
                 only if the lanes after the junction have room for it (`room_after`),
                 so that a queue does not block the junction; long vehicles
                 sweep wider in turns and use the wider conflicts.
+            speed: The speed of every actor, by slot (m/s).
             salt: Route salts, by slot. A vehicle refused at an entry for
                 `REROUTE_AFTER` seconds is given a new one (`rerouted`).
             dt: The time step (s).
@@ -150,7 +154,7 @@ class JunctionGate:
         _gaps(
             self.info.arrays, occ, self.boxed, self.setback, self.granted, self.grant_lane,
             self.grant_age, self.wait_age, me, lanes, start, entry_hop, wants_in, half_length,
-            salt, dt, self._conflicting, self._position, out, chunks_for(me.size), split_from(),
+            speed, salt, dt, self._conflicting, self._position, out, chunks_for(me.size), split_from(),
         )  # fmt: skip
         return out
 
@@ -171,6 +175,7 @@ def _gaps(
     entry_hop: IntArray,
     wants_in: BoolArray,
     half_length: FloatArray,
+    speed: FloatArray,
     salt: UIntArray,
     dt: float,
     conflicts: Conflicting,
@@ -191,7 +196,8 @@ def _gaps(
     path = np.empty((chunks, _MAX_PIECES + 1), dtype=np.int64)
     ask_hold(
         chunks, la, occ, boxed, setback, granted, grant_lane, grant_age, wait_age, me, lanes,
-        start, entry_hop, wants_in, dt, half_length, salt, out, asking, held, held_long, path,
+        start, entry_hop, wants_in, dt, half_length, speed, salt, out, asking, held, held_long,
+        path,
         np.arange(me.size),
     )  # fmt: skip
     # Room promised after the junction: to vehicles inside it and those let in.
@@ -472,6 +478,7 @@ def _ask_hold_rows(
     wants_in: BoolArray,
     dt: float,
     half_length: FloatArray,
+    speed: FloatArray,
     salt: UIntArray,
     out: FloatArray,
     asking: BoolArray,
@@ -516,9 +523,15 @@ def _ask_hold_rows(
             # The promise was for the junction it is in now; it asks for the next one.
             granted[k] = False
         # A promise not used for `GRANT_TIMEOUT` seconds (the vehicle is stuck behind
-        # others) is withdrawn, so that it cannot hold crossing traffic forever.
+        # others) is withdrawn, so that it cannot hold crossing traffic forever; but not
+        # from a vehicle on its way in that could no longer stop before the entry (a
+        # truck that had crept up behind others entered anyway, into a car let in).
         grant_age[k] = grant_age[k] + dt if granted[k] and asks else 0.0
-        if asks and grant_age[k] > GRANT_TIMEOUT:
+        entry = start[i, entry_hop[i]]
+        v = speed[k]
+        long = 2.0 * half_length[k] >= LONG_VEHICLE
+        can_stop = not long or v < _WITHDRAW_SPEED or entry > 0.5 * v * v / _WITHDRAW_DECEL
+        if asks and grant_age[k] > GRANT_TIMEOUT and can_stop:
             granted[k] = False
             grant_age[k] = 0.0
             # It waits, and asks again next tick.

@@ -320,7 +320,7 @@ class TrafficModel:
         self._seen, seen_by = view, self._seen_by
         waits = gate.gaps(
             me, seen.lanes, seen.start, seen.entry_hop, seen.wants_in, occ, actors.half_length,
-            salt, dt,
+            actors.speed, salt, dt,
         )  # fmt: skip
         passage_waits = self.passages.gaps(
             me, seen.lanes, seen.start, gate.boxed, actors.half_length, actors.speed, salt,
