@@ -72,3 +72,12 @@ def test_town07_at_half_capacity_flows_for_ten_minutes() -> None:
     assert summary.mean_speed > 2.0 and summary.standing < 0.45, summary.to_text()
     assert summary.longest_stand < 1.5 * STUCK_AFTER, summary.to_text()
     assert summary.collisions == 0, summary.to_text()
+
+
+def test_cars_on_town07_do_not_take_a_turn_behind_short_pieces_too_fast() -> None:
+    """60 cars, five minutes (seed 2): a car read the envelope of the three lane records
+    ahead only, three pieces of a connecting road under 20 cm, and entered the 7 m
+    turn after them at 11 m/s, into a car in the next turn (`LaneInfo` passes the
+    envelope after a piece on to it)."""
+    summary = watch(Simulation(_town(60, seed=2, map_name=str(TOWN07))), 300.0)
+    assert summary.collisions == 0, summary.to_text()

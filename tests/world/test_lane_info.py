@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import roadsim
 from roadsim.agents.traffic import TrafficModel
+from roadsim.road.load import load_map
 from roadsim.sensors.driver import DriverSensor
 from roadsim.sim.build import MODEL_NAMES
+from roadsim.world.codes import ENVELOPE_DECEL
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.traffic_lights import TrafficLightPlan
 
@@ -45,3 +49,21 @@ def test_traffic_refuses_lane_tables_without_the_lights_stop_lines() -> None:
     sensor = DriverSensor(info, plan, MODEL_NAMES)
     with pytest.raises(ValueError, match="stop_lines"):
         TrafficModel(info, plan, sensor)
+
+
+def test_a_piece_of_a_connecting_road_passes_on_the_envelope_after_it() -> None:
+    """Town07 cuts connecting roads into pieces of centimetres: traffic reads the speed
+    envelope of three lane records ahead, and a car behind three pieces read the 7 m turn
+    after them too late (it entered at 11 m/s, swept into the next lane and hit a car)."""
+    town07 = Path(__file__).parents[1] / "data" / "opendrive" / "maps" / "libOpenDRIVE"
+    info = LaneInfo(load_map(str(town07 / "test.xodr")).prepare())
+    env = info.arrays.envelope_start
+    own = info.table.envelope_sq[info.table.ptr[:-1]]
+    piece = np.flatnonzero((info.length < 2.0) & (info.next_count == 1) & info.drivable)
+    after = info.first_next[piece]
+    assert piece.size > 200
+    np.testing.assert_array_less(
+        env[piece], env[after] + 2.0 * ENVELOPE_DECEL * info.length[piece] + 1e-9
+    )
+    assert np.all(env <= own)
+    assert np.count_nonzero(env[piece] < own[piece]) > 50  # (the pieces before turns)

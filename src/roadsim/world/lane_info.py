@@ -18,7 +18,14 @@ import numpy.typing as npt
 from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.road.lanes import DRIVABLE_TYPES
 from roadsim.road.network import RoadNetwork
-from roadsim.world.codes import CONTINUES, LANE_DROP, LONG_MIN_RADIUS, LONG_TURN_RADIUS, MAP_EDGE
+from roadsim.world.codes import (
+    CONTINUES,
+    ENVELOPE_DECEL,
+    LANE_DROP,
+    LONG_MIN_RADIUS,
+    LONG_TURN_RADIUS,
+    MAP_EDGE,
+)
 from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
 from roadsim.world.lane_samples import LaneSamples
 from roadsim.world.routing import bypass_empty, first_of_rows
@@ -31,6 +38,7 @@ __all__ = ["DEFAULT_SPEED_LIMIT", "MIN_USABLE_WIDTH", "LaneInfo"]
 DEFAULT_SPEED_LIMIT = 50 / 3.6  # m/s where a map says nothing
 MIN_USABLE_WIDTH = 2.5  # m: a lane that drops ends for traffic where it gets narrower
 _LINE = 64  # bytes in a cache line
+_PIECE = 2.0  # m: a lane record shorter than this passes on the envelope after it
 
 
 _TIGHT_HOPS = 48  # pieces of a connecting road looked back through, at most
@@ -257,7 +265,7 @@ class LaneInfo:
             "speed_limit": self.speed_limit,
             "usable": self.usable,
             "drop_at": self.drop_at,
-            "envelope_start": t.envelope_sq[t.ptr[:-1]],
+            "envelope_start": self._envelope_through_pieces(t.envelope_sq[t.ptr[:-1]]),
             "stop_p": self.stop_p,
         }
         ints = {
@@ -315,6 +323,27 @@ class LaneInfo:
                 break
             tight = grown
         out: IntArray = (tight & inside).astype(np.int64)
+        return out
+
+    def _envelope_through_pieces(self, start: FloatArray) -> FloatArray:
+        """The squared speed envelope at the start of each lane record (``start``), and
+        for a piece shorter than `_PIECE` with one successor, the envelope of what
+        follows it too (braking along the piece): traffic reads the envelope of the
+        next `roadsim.agents.traffic_kernels.HOPS` records of its route only, and
+        converted maps cut a connecting road into pieces of centimetres (Town07 has 258
+        drivable records under a metre), so a sharp turn behind three of them was read
+        too late: a car entered a 7 m turn at 11 m/s and swept into the next lane."""
+        out = start.copy()
+        piece = np.flatnonzero((self.length < _PIECE) & (self.next_count == 1))
+        if piece.size == 0:
+            return out
+        after = self.first_next[piece]
+        brake = 2.0 * ENVELOPE_DECEL * self.length[piece]
+        for _ in range(piece.size):  # along chains of pieces, a piece a round
+            lowered = np.minimum(out[piece], out[after] + brake)
+            if np.array_equal(lowered, out[piece]):
+                break
+            out[piece] = lowered
         return out
 
     def _closed_to_long(self, sharp: BoolArray) -> IntArray:
