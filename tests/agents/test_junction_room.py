@@ -210,5 +210,7 @@ def test_a_long_vehicle_waiting_for_room_after_a_junction_is_not_passed_by_later
     )
     entry = np.array([1.0, 3.0, 3.0, 0.5, 30.0, 31.0])
     fits = np.array([False, True, True, True, False, True])
-    _keep_room_for_long(requests, entry, fits, np.empty(10, dtype=np.int64))
+    scratch = np.full(10, -1, dtype=np.int64)
+    _keep_room_for_long(requests, entry, fits, scratch)
     assert fits.tolist() == [False, False, True, True, False, True]
+    assert np.all(scratch == -1)  # (left as found: the gate's scratch of `serve`)

@@ -242,7 +242,7 @@ def _gaps(
         few, la, occ, boxed, setback, me, cand, lanes, entry_hop, half_length, salt,
         incoming, requests, grant, path,
     )  # fmt: skip
-    _keep_room_for_long(requests, entry, grant, np.empty(lane_count, dtype=np.int64))
+    _keep_room_for_long(requests, entry, grant, position)
     any_long = bool(requests.is_long.any() or held_long.any())
     _first_requests(requests, grant, position)
     serve(few, requests, held, held_long, conflicts, position, any_long, grant)
@@ -613,14 +613,14 @@ def _keep_room_for_long(
     `_AT_ENTRY`) without room there yet: first come, first served for that room too.
     Else the cars from the junction's other entries, which need less room, fill the lane
     as fast as it empties, and the long vehicle waits for ever. ``waiting``: scratch, a
-    row a lane."""
+    row a lane, -1 everywhere on entry and again on return (only the rows of the
+    requests' lanes are touched)."""
     long_waits = False
     for c in range(fits.size):
         if not fits[c] and requests.is_long[c] and entry[c] < _AT_ENTRY:
             long_waits = True
     if not long_waits:
         return
-    waiting[:] = -1
     for c in range(fits.size):
         after = requests.after[c]
         if fits[c] or after < 0 or not requests.is_long[c] or entry[c] >= _AT_ENTRY:
@@ -631,6 +631,9 @@ def _keep_room_for_long(
         after = requests.after[c]
         if fits[c] and after >= 0 and waiting[after] >= 0:
             fits[c] = not _before(requests, waiting[after], c)
+    for c in range(fits.size):
+        if requests.after[c] >= 0:
+            waiting[requests.after[c]] = -1
 
 
 @njit_leaf

@@ -174,7 +174,11 @@ def place_apart(
     half = 0.5 * length[placed] + min_gap  # kept free around each, its gaps included
     taken = (a.lane, a.progress - half, a.progress + half)
     if blocked is not None:
-        taken = tuple(np.concatenate(pair) for pair in zip(blocked, taken, strict=True))  # type: ignore[assignment]
+        taken = (
+            np.concatenate((blocked[0], taken[0])),
+            np.concatenate((blocked[1], taken[1])),
+            np.concatenate((blocked[2], taken[2])),
+        )
     rest = np.setdiff1d(np.arange(length.size), placed)  # (in the order given)
     b = place(length[rest], Stretches.of_lanes(lanes, usable, min_gap, taken), min_gap, rng)
     return Placement(
