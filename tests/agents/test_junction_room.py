@@ -178,11 +178,47 @@ def test_a_truck_crosses_two_junctions_joined_by_a_link_it_cannot_wait_on(
     assert not sim.events
 
 
+def test_long_vehicles_keep_off_a_link_they_cannot_wait_on_where_they_have_another_way(
+    tmp_path: Path,
+) -> None:
+    """Junction A offers a way straight on and one onto a 13 m link into junction B.
+    Long vehicles keep off the link (`LaneInfo.tight` 2), so it does not join A and B
+    into one box: cars may wait on it. Before, with trucks about, every link under 17 m
+    joined its junctions for everyone, and on CARLA's Town07 with the default mix 20 to
+    130 vehicles a run stood stuck (300 over six seeds; cars alone with those boxes left
+    16 to 27 stuck)."""
+    r1 = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),)), _sections(0.0))
+    x = 200.0 + JUNCTION
+    straight = RoadSpec("S", PlanView(Pose(x + 5.0, 0.0, 0.0), (Line(200.0),)), _sections(0.0))
+    y = 15.0
+    link = RoadSpec("M", PlanView(Pose(x, y, 0.5 * np.pi), (Line(13.0),)), _sections(0.0))
+    y += 13.0 + JUNCTION
+    r2 = RoadSpec("2", PlanView(Pose(x, y, 0.5 * np.pi), (Line(200.0),)), _sections(0.0))
+    a, b = JunctionSpec("A", "a"), JunctionSpec("B", "b")
+    ahead = a.connect("ca", r1.end("end"), straight.end("start"), [(-1, -1)])
+    left = a.connect("cb", r1.end("end"), link.end("start"), [(-1, -1)])
+    on = b.connect("cc", link.end("end"), r2.end("start"), [(-1, -1)])
+    path = tmp_path / "fork.xodr"
+    Document("fork", [r1, straight, link, r2, ahead, left, on], [a, b]).write(path)
+    traffic = {"count": 8, "min_gap": 10, "mix": {"car": 0.5, "truck": 0.5}}
+    sim = Simulation(Scenario.model_validate({"map": str(path), "seed": 0, "traffic": traffic}))
+    info = sim.lane_info
+    m = _lanes_of(info, "M")
+    assert np.all(info.tight[m] == 2) and np.all(info.tight[_lanes_of(info, "ca")] == 0)
+    assert not sim.junction_box[m].any()
+    trucks = sim.state.active & (sim.state.length >= 12.0)
+    assert trucks.any()
+    assert not info.reach_of_long(sim.state.uid[trucks])[m].any()
+    fork = int(_lanes_of(info, "1")[0])
+    cars = {choose_next(info.arrays, np.uint64(salt), fork) for salt in range(32)}
+    assert cars == {int(_lanes_of(info, "ca")[0]), int(_lanes_of(info, "cb")[0])}
+
+
 def test_a_link_a_long_vehicle_can_wait_on_stays_a_street(tmp_path: Path) -> None:
     path = tmp_path / "chain.xodr"
     path.write_bytes(_chain((0.0,), 20.0).to_xml())
     gate = JunctionGate(LaneInfo(load_map(str(path)).prepare()))
-    gate.keep_clear_of_long_vehicles()
+    gate.keep_clear_of_long_vehicles(np.ones(gate.info.n, dtype=bool))  # (trucks everywhere)
     link = _lanes_of(gate.info, "M")
     assert not gate.boxed[link].any()
     assert link.size == 1

@@ -105,7 +105,7 @@ def test_entries_keep_clear_of_the_turns_long_vehicles_must_take(
 def test_only_a_simulation_with_long_vehicles_keeps_entries_clear(town07: LaneInfo) -> None:
     gate = JunctionGate(town07)
     assert np.all(gate.setback == SETBACK)
-    gate.keep_clear_of_long_vehicles()
+    gate.keep_clear_of_long_vehicles(np.zeros(town07.n, dtype=bool))
     assert np.array_equal(gate.setback, entry_setbacks(town07))
     assert np.any(gate.setback > SETBACK)
 

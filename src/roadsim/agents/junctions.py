@@ -28,7 +28,7 @@ from roadsim._jit import (
 )
 from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.sensors.occupancy import LaneOccupancy
-from roadsim.world.codes import LONG_ROUTE_BIT, LONG_VEHICLE, ROUTE_BIT
+from roadsim.world.codes import LONG_LINK, LONG_ROUTE_BIT, LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.lane_kernels import LaneArrays, choose_next
 
 if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module imports)
@@ -62,10 +62,6 @@ _EXIT_MARGIN = 2.0  # m of room beyond its length a vehicle needs after a juncti
 # (IDM's 2 m gap to the vehicle ahead when standing)
 _ROOM_LANES = 4  # lanes after a junction looked at for room, at most
 _SHARED_START = 4.0  # m: lanes leaving the same lane may touch over their first metres
-#: m: with long vehicles about, a link shorter than this between two junctions joins them
-#: into one box too: a long vehicle, the room it leaves behind it and the setback before
-#: the next entry do not fit on it, so it could never be let in to the first junction.
-LONG_LINK = SWEEP_LENGTH + _EXIT_MARGIN + SETBACK
 
 
 class JunctionGate:
@@ -93,13 +89,19 @@ class JunctionGate:
         self.wait_age: FloatArray = np.zeros(0)
         self._position: IntArray = np.full(info.n, -1, dtype=np.int64)  # scratch of `serve`
 
-    def keep_clear_of_long_vehicles(self) -> None:
+    def keep_clear_of_long_vehicles(self, reach: BoolArray) -> None:
         """Makes vehicles wait clear of the turns long vehicles take (`entry_setbacks`):
         for a simulation that has trucks or buses (elsewhere the room is better used by
-        the queues), and joins junctions whose link has no room for a long vehicle to wait
-        on (`LONG_LINK`)."""
+        the queues).
+
+        Long vehicles keep off the links between junctions with no room for them to wait
+        on (`roadsim.world.codes.LONG_LINK`) where they can. Where one cannot (such a link
+        is its only way on), the junctions the link joins work as one box, so that it is
+        let in through both at once: such links in ``reach`` (by uid, the lanes long
+        vehicles may come to, `LaneInfo.reach_of_long`) join their junctions. Joining
+        them all, for everyone, locked Town07's queues of cars."""
         self.setback = entry_setbacks(self.info)
-        self.boxed = _boxed(self.info, LONG_LINK)
+        self.boxed = _boxed(self.info, SHORT_LINK) | (self.info.links_shorter(LONG_LINK) & reach)
 
     def resize(self, capacity: int) -> None:
         grown = np.zeros(capacity, dtype=bool)
@@ -735,24 +737,10 @@ def _refused(
 
 def _boxed(info: LaneInfo, short_link: float) -> BoolArray:
     """Lanes that belong to a junction's box: connecting lanes, and the ordinary lanes of
-    a link shorter than ``short_link`` metres (`SHORT_LINK`, or `LONG_LINK` with long
-    vehicles about) that leads from one junction straight into another (two junctions so
-    close together work as one: nobody may stop in between). A link may come in several
-    lane sections (converted maps have sections of a few metres)."""
-    inside = info.junction >= 0
-    boxed = inside.copy()
-    before, after = info.first_prev, info.first_next
-    starts = np.flatnonzero(~inside & (before >= 0))
-    starts = starts[inside[before[starts]]]
-    for u in starts.tolist():
-        chain, length = [u], float(info.length[u])
-        nxt = int(after[u])
-        while nxt >= 0 and not inside[nxt] and length < short_link and len(chain) <= 8:
-            chain.append(nxt)
-            length += float(info.length[nxt])
-            nxt = int(after[nxt])
-        if nxt >= 0 and inside[nxt] and length < short_link:
-            boxed[chain] = True
+    a link shorter than ``short_link`` metres (`SHORT_LINK`) that leads from one junction
+    straight into another (two junctions so close together work as one: nobody may stop
+    in between)."""
+    boxed: BoolArray = (info.junction >= 0) | info.links_shorter(short_link)
     return boxed
 
 

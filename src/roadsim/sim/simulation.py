@@ -207,12 +207,6 @@ class Simulation:
         if route and self.ego_slot is not None:  # the ego follows its route at forks
             self._salt[self.ego_slot] |= np.uint64(1) << np.uint64(ROUTE_BIT)
         self._traffic.resize(self.state.capacity)
-        st = self.state
-        if np.any(st.active & (st.kind == VEHICLE) & (st.length >= LONG_VEHICLE)):
-            # Trucks or buses (respawns keep the models): entries keep clear of their turns,
-            # and cars wait for them before corners they take whole.
-            self._traffic.gate.keep_clear_of_long_vehicles()
-            self._traffic.passages.hold_every_class()
         # Half the time the wheels take from straight to full lock (s), by slot.
         self._steer_lag = np.minimum(
             0.5 * self._limits.max_steer / np.maximum(self._limits.max_steer_rate, 1e-3), 2.0
@@ -239,6 +233,14 @@ class Simulation:
         if traffic is not None and traffic.respawn:
             rng = np.random.default_rng(np.random.SeedSequence(scenario.seed).spawn(4)[3])
             self._respawner = Respawner(self._info, traffic.lane_types, traffic.min_gap, rng)
+        long = st.active & (st.kind == VEHICLE) & (st.length >= LONG_VEHICLE)
+        if long.any():
+            # Trucks or buses (respawns keep the models): entries keep clear of their turns,
+            # and cars wait for them before corners they take whole.
+            back = self._respawner.long_entries if self._respawner is not None else st.uid[:0]
+            reach = self._info.reach_of_long(np.concatenate([st.uid[long], back]))
+            self._traffic.gate.keep_clear_of_long_vehicles(reach)
+            self._traffic.passages.hold_every_class()
         self._names = self._actor_names()
         # Slots that `spawn_vehicle` may fill: those it grew and those `remove_actor` freed.
         self._free_slots: list[int] = []
@@ -572,7 +574,9 @@ class Simulation:
         lane_id = as_id(lane, "lane")
         s, t = as_number(s, "s"), as_number(t, "t")
         self.net.to_world(road_id, s, 0.0)  # (refuses an s outside the road, saying where it runs)
-        place = resolve_spawn(RoadPosition.model_construct(road=road_id, lane=lane_id, s=s, t=t), self.net)
+        place = resolve_spawn(
+            RoadPosition.model_construct(road=road_id, lane=lane_id, s=s, t=t), self.net
+        )
         return self.spawn_vehicle(
             place.x, place.y, place.heading, model=model, speed=speed, external=external
         )
@@ -935,9 +939,7 @@ class Simulation:
         sensors = [self.sensor(n) for n in (self.scene_sensors if names is None else names)]
         for sensor in sensors:
             sensor.active = True
-        self._rays.sample(
-            self.state, self.frame, self.time, self.readings, only=sensors, now=True
-        )
+        self._rays.sample(self.state, self.frame, self.time, self.readings, only=sensors, now=True)
 
     @property
     def camera_renderers(self) -> Mapping[str, str]:

@@ -29,3 +29,7 @@ LONG_MIN_RADIUS = 12.0
 # at its 49 degree lock turns on 5.7 m, and swings wider than its lane on the way); they
 # keep off the lanes that lead only into tighter turns (`roadsim.world.lane_info`).
 LONG_TURN_RADIUS = 7.0
+# m: a road shorter than this between two junctions has no room for a long vehicle to wait
+# on (its 12 m, 2 m behind it and the 3 m it keeps before the next entry): long vehicles
+# keep off such links as off the turns they cannot make.
+LONG_LINK = 17.0

@@ -22,6 +22,7 @@ from roadsim.world.codes import (
     CONTINUES,
     ENVELOPE_DECEL,
     LANE_DROP,
+    LONG_LINK,
     LONG_MIN_RADIUS,
     LONG_TURN_RADIUS,
     MAP_EDGE,
@@ -158,7 +159,8 @@ class LaneInfo:
         np.maximum.at(bend, owner, np.abs(self.table.curvature))
         self.tight: IntArray = np.maximum(
             self._tight_turns(bend > 1.0 / LONG_MIN_RADIUS),
-            2 * self._closed_to_long(bend > 1.0 / LONG_TURN_RADIUS),
+            2
+            * self._closed_to_long((bend > 1.0 / LONG_TURN_RADIUS) | self.links_shorter(LONG_LINK)),
         )
         self.route_next: IntArray = self._route_next(route)
         self.arrays = self._bundle()
@@ -346,9 +348,56 @@ class LaneInfo:
             out[piece] = lowered
         return out
 
+    def links_shorter(self, limit: float) -> BoolArray:
+        """The ordinary lanes (by uid) of roads shorter than ``limit`` metres that lead
+        from one junction straight into another. A link may come in several lane
+        sections (converted maps have sections of a few metres)."""
+        inside = self.junction >= 0
+        out = np.zeros(self.n, dtype=bool)
+        before, after = self.first_prev, self.first_next
+        starts = np.flatnonzero(~inside & (before >= 0))
+        starts = starts[inside[before[starts]]]
+        for u in starts.tolist():
+            chain, length = [u], float(self.length[u])
+            nxt = int(after[u])
+            while nxt >= 0 and not inside[nxt] and length < limit and len(chain) <= 8:
+                chain.append(nxt)
+                length += float(self.length[nxt])
+                nxt = int(after[nxt])
+            if nxt >= 0 and inside[nxt] and length < limit:
+                out[chain] = True
+        return out
+
+    def reach_of_long(self, start: IntArray) -> BoolArray:
+        """The lanes (by uid) a long vehicle on one of the lanes ``start`` may come to:
+        at every fork it takes a successor it avoids least (`tight`;
+        `roadsim.world.lane_kernels.choose_next`) or, following the scenario's route,
+        `route_next`; and it changes only into lanes not closed to it, or from a lane
+        that drops into any lane beside it."""
+        graph = self.net.graph
+        seen = np.zeros(self.n, dtype=bool)
+        todo = [int(u) for u in np.unique(start) if u >= 0]
+        seen[todo] = True
+        while todo:
+            u = todo.pop()
+            nxt = self.next_idx[self.next_ptr[u] : self.next_ptr[u + 1]]
+            ways = nxt[self.tight[nxt] == self.tight[nxt].min()] if nxt.size else nxt
+            if self.route_next[u] >= 0:
+                ways = np.append(ways, self.route_next[u])
+            drops = self.end_kind[u] == LANE_DROP
+            for side in (int(graph.left_uid[u]), int(graph.right_uid[u])):
+                if side >= 0 and self.drivable[side] and (drops or self.tight[side] < 2):
+                    ways = np.append(ways, side)
+            for w in ways.tolist():
+                if not seen[w]:
+                    seen[w] = True
+                    todo.append(w)
+        return seen
+
     def _closed_to_long(self, sharp: BoolArray) -> IntArray:
-        """Lanes closed to long vehicles (1, by uid): those that turn tighter than they
-        can (``sharp``: tighter than `LONG_TURN_RADIUS`), and those from which every way
+        """Lanes closed to long vehicles (1, by uid): those ``sharp`` (that turn tighter
+        than they can, `LONG_TURN_RADIUS`, or links between junctions shorter than
+        `LONG_LINK`, with no room to wait on), and those from which every way
         on leads into such a lane before the map ends (a lane that drops leads where the
         lanes beside it lead). A long vehicle that keeps out of them at every fork
         (`roadsim.world.lane_kernels.choose_next`) and never changes into one
