@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from roadsim import Simulation
+from roadsim.agents.passages import find_passages
 from roadsim.errors import TrafficWarning
 from roadsim.scenario import Scenario
 from roadsim.sim.placement import Stretches, place
@@ -130,3 +131,27 @@ def test_the_docs_example_places_its_vehicles() -> None:
         st = sim.state
         i, _ = find_overlaps(st.x, st.y, st.heading, st.length, st.width, st.active)
         assert i.size == 0, "traffic placed on the ego or the cone"
+
+
+def test_trucks_are_placed_outside_the_narrow_passages_of_town07() -> None:
+    """Town07, seed 1, the default mix: two trucks were placed in one bend too narrow for
+    both, facing each other; neither could pass, and 35 vehicles queued behind them
+    for up to 597 s. Long vehicles are now placed outside the passages
+    (`roadsim.agents.passages`) where the map leaves them room."""
+    traffic = {"count": 128, "min_gap": 10, "mix": {"car": 0.85, "truck": 0.1, "bus": 0.05}}
+    for seed in (0, 1):
+        sim = Simulation(
+            Scenario.model_validate({"map": str(TOWN07), "seed": seed, "traffic": traffic})
+        )
+        st = sim.state
+        assert int(st.active.sum()) == 128
+        passages = find_passages(sim.lane_info)
+        lane = np.repeat(np.arange(passages.ptr.size - 1), np.diff(passages.ptr))
+        start, end = passages.lo, passages.hi
+        long = np.flatnonzero(st.active & (st.length >= 8.0))
+        assert long.size > 5
+        p = sim.lane_info.progress(st.uid[long], st.s[long])
+        for k, u, c in zip(long.tolist(), st.uid[long].tolist(), p.tolist(), strict=True):
+            half = 0.5 * float(st.length[k])
+            overlaps = (lane == u) & (c - half < end) & (c + half > start)
+            assert not overlaps.any(), (seed, int(st.id[k]), u, c)

@@ -277,6 +277,13 @@ class PassageGate:
         vehicles (elsewhere nothing would ever hold a car, and the asking costs time)."""
         self.every_class = True
 
+    def stretches(self) -> tuple[IntArray, FloatArray, FloatArray]:
+        """Where the passages lie, as intervals of lane progress ``(lane, start, end)``
+        (m), one a record, widened by `WAIT_BEFORE` at both ends."""
+        p = self.passages
+        lane = np.repeat(np.arange(p.ptr.size - 1), np.diff(p.ptr))
+        return lane, p.lo - WAIT_BEFORE, p.hi + WAIT_BEFORE
+
     def resize(self, capacity: int) -> None:
         grown = np.full(capacity, -1, dtype=np.int64)
         grown[: self.let_in.size] = self.let_in

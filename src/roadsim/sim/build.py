@@ -119,10 +119,21 @@ def _grow(
 class WorldBuilder:
     """Places everything a scenario asks for; see the module docstring."""
 
-    def __init__(self, net: RoadNetwork, info: LaneInfo, scenario: Scenario) -> None:
+    def __init__(
+        self,
+        net: RoadNetwork,
+        info: LaneInfo,
+        scenario: Scenario,
+        long_kept_out: tuple[IntArray, FloatArray, FloatArray] | None = None,
+    ) -> None:
+        """``long_kept_out``: stretches of lanes ``(lane, start, end)``, progress in m,
+        where no long vehicle is placed, where the map leaves it other room (the narrow
+        passages, `roadsim.agents.passages`: two trucks placed in one facing each other
+        could never pass)."""
         self.net = net
         self.info = info
         self.scenario = scenario
+        self.long_kept_out = long_kept_out
         seq = np.random.SeedSequence(scenario.seed)
         self._spawn_seq, self._behaviour_seq, self._route_seq, self._place_seq = seq.spawn(4)
         #: Traffic vehicles the scenario asked for and those that were placed.
@@ -356,8 +367,9 @@ class WorldBuilder:
         for _ in range(_CLEAR_ROUNDS):
             rng = np.random.default_rng(self._place_seq)
             spot = place_apart(
-                length, long, lanes, usable, open_to_long, traffic.min_gap, rng, blocked
-            )
+                length, long, lanes, usable, open_to_long, traffic.min_gap, rng, blocked,
+                self.long_kept_out,
+            )  # fmt: skip
             uid, p, v = spot.lane, spot.progress, spot.vehicle
             s = info.road_s(uid, p)
             road = info.road[uid]

@@ -153,36 +153,51 @@ def place_apart(
     min_gap: float,
     rng: np.random.Generator,
     blocked: tuple[IntArray, FloatArray, FloatArray] | None = None,
+    apart_blocked: tuple[IntArray, FloatArray, FloatArray] | None = None,
 ) -> Placement:
     """`place` over the stretches of ``lanes`` (`Stretches.of_lanes`), with the vehicles
-    marked ``apart`` placed first and on the ``allowed`` lanes alone; then the others, and
-    those of the marked that found no room there, everywhere else.
+    marked ``apart`` placed first and on the ``allowed`` lanes alone, outside the
+    ``apart_blocked`` intervals too; then the others, and those of the marked that found
+    no room there, everywhere else.
 
-    Where every lane or none is allowed, this is `place` itself. Only the marked
+    Where no lane is allowed, or every lane and no interval is kept from them, this is
+    `place` itself. Only the marked
     vehicles among those that all the lanes could hold in the order given
     go first, so that a request beyond the lanes' room does not fill them with marked
     vehicles alone.
     """
-    if not apart.any() or allowed.all() or not allowed.any():
+    if apart_blocked is not None and apart_blocked[0].size == 0:
+        apart_blocked = None
+    if not apart.any() or not allowed.any() or (allowed.all() and apart_blocked is None):
         return place(length, Stretches.of_lanes(lanes, usable, min_gap, blocked), min_gap, rng)
     room = float(np.maximum(usable - min_gap, 0.0).sum()) + min_gap * lanes.size
     within = np.cumsum(length + min_gap) <= room
     first = np.flatnonzero(apart & within)
-    there = Stretches.of_lanes(lanes[allowed], usable[allowed], min_gap, blocked)
+    there = Stretches.of_lanes(
+        lanes[allowed], usable[allowed], min_gap, _joined(blocked, apart_blocked)
+    )
     a = place(length[first], there, min_gap, rng)
     placed = first[a.vehicle]
     half = 0.5 * length[placed] + min_gap  # kept free around each, its gaps included
-    taken = (a.lane, a.progress - half, a.progress + half)
-    if blocked is not None:
-        taken = (
-            np.concatenate((blocked[0], taken[0])),
-            np.concatenate((blocked[1], taken[1])),
-            np.concatenate((blocked[2], taken[2])),
-        )
+    taken = _joined(blocked, (a.lane, a.progress - half, a.progress + half))
     rest = np.setdiff1d(np.arange(length.size), placed)  # (in the order given)
     b = place(length[rest], Stretches.of_lanes(lanes, usable, min_gap, taken), min_gap, rng)
     return Placement(
         np.concatenate((placed, rest[b.vehicle])),
         np.concatenate((a.lane, b.lane)),
         np.concatenate((a.progress, b.progress)),
+    )
+
+
+def _joined(
+    a: tuple[IntArray, FloatArray, FloatArray] | None,
+    b: tuple[IntArray, FloatArray, FloatArray] | None,
+) -> tuple[IntArray, FloatArray, FloatArray] | None:
+    """Two sets of intervals ``(lane, start, end)`` as one (None: none)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return (
+        np.concatenate((a[0], b[0])),
+        np.concatenate((a[1], b[1])),
+        np.concatenate((a[2], b[2])),
     )

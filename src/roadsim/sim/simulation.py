@@ -194,7 +194,7 @@ class Simulation:
         self._info = LaneInfo(self.net, self._lights.stop_lines, route)
         self._driver = DriverSensor(self._info, self._lights, MODEL_NAMES)
         self._traffic = TrafficModel(self._info, self._lights, self._driver)
-        builder = WorldBuilder(self.net, self._info, scenario)
+        builder = WorldBuilder(self.net, self._info, scenario, self._traffic.passages.stretches())
         built = builder.build()
         self.traffic_asked: int = builder.traffic_asked
         self.traffic_placed: int = builder.traffic_placed
