@@ -3,11 +3,13 @@ stuck."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from roadsim import Simulation
+from roadsim.agents.passages import Passages
 from roadsim.sim.queues import MOVED_ON, QueueWatch, Traffic, queue_ahead
 from roadsim.sim.traffic_stats import STUCK, STUCK_AFTER, watch
 from tests.agents.test_junction_room import blocked_link_scenario
@@ -60,6 +62,36 @@ def test_a_queue_runs_to_its_head_and_on_through_the_junction_it_waits_at() -> N
     # A head far from the junction waits for nothing there.
     far = _traffic([20, 21], [STREET, AFTER], [50.0, 10.0])
     assert queue_ahead(far, 0) == []
+
+
+def test_a_head_waiting_before_a_narrow_passage_waits_for_those_in_it() -> None:
+    """A truck stands 4 m before a narrow bend on the last street (20 to 60 m) while a
+    truck coming the other way is in it: it waits for that one, as a head at a junction
+    entry waits for those on its path. Town07 with the default mix counted 27 such
+    stands as stuck over six runs while the trucks in the bend crept on in their own
+    queues. A car waits only at a bend long vehicles take whole (``exclusive``)."""
+
+    def passage(exclusive: bool) -> Passages:
+        ptr = np.array([0, 0, 0, 0, 0, 1])  # one record, on LAST
+        return Passages(
+            number=1, ptr=ptr, passage=np.array([0]), lo=np.array([20.0]),
+            hi=np.array([60.0]), way=np.array([1]), exclusive=np.array([exclusive]),
+        )  # fmt: skip
+
+    # 30 stands before the bend, 31 is in it, 32 is beyond it.
+    t = _traffic([30, 31, 32], [LAST, LAST, LAST], [10.0, 40.0, 90.0])
+    truck = replace(t, half=np.array([6.0, 6.0, 2.0]), passages=passage(False))
+    assert queue_ahead(truck, 0) == [1]
+    # Without passages it waits for nothing (31 is 18 m ahead: no queue).
+    assert queue_ahead(replace(truck, passages=None), 0) == []
+    # A car does not wait at a bend only long vehicles take turns at ...
+    car = replace(t, half=np.array([2.0, 6.0, 2.0]), passages=passage(False))
+    assert queue_ahead(car, 0) == []
+    # ... but does at one they take whole.
+    assert queue_ahead(replace(car, passages=passage(True)), 0) == [1]
+    # One in the bend waits for nothing there.
+    inside = replace(truck, p=np.array([25.0, 55.0, 90.0]))
+    assert queue_ahead(inside, 0) == []
 
 
 def test_a_queue_moves_when_one_that_was_in_it_drives_on() -> None:

@@ -17,10 +17,14 @@ A vehicle's queue is:
   junction entry (its front `AT_ENTRY` metres before it or closer) or stands in the
   junction's box: the vehicles on the head's path through the box and on the lanes after
   it, up to `AFTER_LANES` lanes and not into the next box. They take the room the head
-  waits for, and it frees as they move on.
+  waits for, and it frees as they move on;
+- else, when the head waits before a narrow passage (its front `AT_ENTRY` metres before
+  one or closer, `Simulation.narrow_passages`) that it takes turns at (a long vehicle at
+  any, a car at those long vehicles take whole): the vehicles in that passage. The
+  passage frees as they move on through it.
 
-A head that stands with nothing close ahead and no junction entry near has an empty queue:
-nothing it waits for can move.
+A head that stands with nothing close ahead, no junction entry and no such passage near
+has an empty queue: nothing it waits for can move.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from roadsim._types import BoolArray, FloatArray, IntArray
+from roadsim.agents.passages import Passages
 from roadsim.sim.simulation import Simulation
+from roadsim.world.codes import LONG_VEHICLE
 from roadsim.world.state import VEHICLE
 
 #: m, bumper to bumper: a vehicle this close ahead of a standing one is in its queue.
@@ -61,6 +67,7 @@ class Traffic:
         length: Lane lengths (m), by uid.
         box: `Simulation.junction_box`, by uid.
         by_lane: For each lane with vehicles, their rows by increasing progress.
+        passages: The map's narrow passages (None: none looked at).
     """
 
     slot: IntArray
@@ -72,6 +79,7 @@ class Traffic:
     length: FloatArray
     box: BoolArray
     by_lane: dict[int, list[int]]
+    passages: Passages | None = None
 
     @classmethod
     def of(cls, sim: Simulation) -> Traffic:
@@ -87,7 +95,7 @@ class Traffic:
         return cls(
             slot=slot, id=st.id[slot], uid=uid, p=p, half=0.5 * st.length[slot],
             route=sim.lanes_ahead(slot, _HOPS), length=info.length, box=sim.junction_box,
-            by_lane=by_lane,
+            by_lane=by_lane, passages=sim.narrow_passages,
         )  # fmt: skip
 
     def lanes(self, row: int) -> list[int]:
@@ -111,6 +119,7 @@ def queue_ahead(traffic: Traffic, row: int) -> list[int]:
         # Ahead along its route, while the next one stands close, up to the entry.
         front = float(t.p[row] + t.half[row])  # of the queue's last vehicle, from lanes[0]
         offset = 0.0  # where the lane looked at starts, from lanes[0]'s start
+        gap = False
         for k, lane in enumerate(lanes):
             if t.box[lane]:
                 break
@@ -118,15 +127,18 @@ def queue_ahead(traffic: Traffic, row: int) -> list[int]:
                 if k == 0 and (other == row or t.p[other] <= t.p[row]):
                     continue
                 if offset + t.p[other] - t.half[other] - front > QUEUE_GAP:
-                    return members  # a gap: the queue ends, its head not at the entry
+                    gap = True  # the queue ends, its head not at the entry
+                    break
                 members.append(other)
                 head = other
                 front = float(offset + t.p[other] + t.half[other])
+            if gap:
+                break
             offset += float(t.length[lane])
         else:
-            return members  # no junction on the route looked at
-        if offset - front > AT_ENTRY:
-            return members
+            gap = True  # no junction on the route looked at
+        if gap or offset - front > AT_ENTRY:
+            return members + _in_passage_ahead(t, head)
     # The head's path through the box and the lanes after it.
     path = t.lanes(head)
     first = next((k for k, lane in enumerate(path) if t.box[lane]), None)
@@ -146,6 +158,45 @@ def queue_ahead(traffic: Traffic, row: int) -> list[int]:
                 continue
             members.append(other)
     return members
+
+
+def _in_passage_ahead(t: Traffic, head: int) -> list[int]:
+    """The rows of the vehicles in the narrow passage that vehicle ``head`` waits before
+    (its front within `AT_ENTRY` metres of it, not in it), if it takes turns there: a
+    long vehicle at any, a car at an exclusive one; else none."""
+    ps = t.passages
+    if ps is None or ps.number == 0:
+        return []
+    long = 2.0 * float(t.half[head]) >= LONG_VEHICLE
+    front = float(t.p[head] + t.half[head])
+    rear = front - 2.0 * float(t.half[head])
+    offset = 0.0
+    for lane in t.lanes(head):
+        if offset - front > AT_ENTRY:
+            break
+        for r in range(int(ps.ptr[lane]), int(ps.ptr[lane + 1])):
+            q = int(ps.passage[r])
+            near, far = offset + float(ps.lo[r]), offset + float(ps.hi[r])
+            if not (long or ps.exclusive[q]) or (near < front and far > rear):
+                continue  # not one it waits at, or it is in it
+            if 0.0 <= near - front <= AT_ENTRY:
+                return _in_passage(t, q, head)
+        offset += float(t.length[lane])
+    return []
+
+
+def _in_passage(t: Traffic, q: int, but: int) -> list[int]:
+    """The rows of the vehicles whose bodies overlap passage ``q``, but row ``but``."""
+    ps = t.passages
+    assert ps is not None
+    rows = set()
+    for r in np.flatnonzero(ps.passage == q).tolist():
+        lane = int(np.searchsorted(ps.ptr, r, side="right")) - 1
+        for other in t.by_lane.get(lane, []):
+            body = (t.p[other] - t.half[other], t.p[other] + t.half[other])
+            if other != but and body[0] < ps.hi[r] and body[1] > ps.lo[r]:
+                rows.add(other)
+    return sorted(rows)
 
 
 class QueueWatch:

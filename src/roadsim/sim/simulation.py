@@ -53,6 +53,7 @@ from roadsim._checks import as_id, as_ids, as_number
 from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.agents.dynamics import VehicleLimits, step_bicycle_slots, wheel_angle
 from roadsim.agents.idm import IdmParams
+from roadsim.agents.passages import Passages
 from roadsim.agents.scripted import Controls, ScriptedObjects
 from roadsim.agents.traffic import TrafficModel, TrafficParams
 from roadsim.agents.traffic_kernels import routes
@@ -1019,6 +1020,12 @@ class Simulation:
         junctions, and links so short that the junctions they join count as one
         (`roadsim.agents.junctions.JunctionGate`)."""
         return self._traffic.gate.boxed
+
+    @property
+    def narrow_passages(self) -> Passages:
+        """The bends where long vehicles coming opposite ways take turns (and, in those
+        they take whole, cars too): `roadsim.agents.passages`."""
+        return self._traffic.passages.passages
 
     def lanes_ahead(self, slots: IntArray, hops: int) -> IntArray:
         """The next ``hops`` lanes (uids; -1 past the route's end) of the routes of the
