@@ -14,7 +14,7 @@ from roadsim.sensors.driver_kernels import Out, _pick, search_ahead, search_behi
 from roadsim.sensors.occupancy import LaneOccupancy, footprints, occupancy
 from roadsim.sim.build import MODEL_NAMES
 from roadsim.world.lane_info import LaneInfo
-from roadsim.world.lane_kernels import bounds, by_lane, direction, progress
+from roadsim.world.lane_kernels import bounds, by_lane, direction, progress, progress_per_metre
 from roadsim.world.traffic_lights import TrafficLightPlan
 
 MAP = "tests/data/opendrive/maps/libOpenDRIVE/test.xodr"
@@ -59,7 +59,7 @@ def _footprint_entries(
         dx, dy = direction(la, u, q)
         sh, ch = sin_cos(heading[k])
         cos_d, sin_d = abs(ch * dx + sh * dy), abs(sh * dx - ch * dy)
-        along = 0.5 * (length[k] * cos_d + width[k] * sin_d)
+        along = 0.5 * (length[k] * cos_d + width[k] * sin_d) * progress_per_metre(la, u, q)
         across = 0.5 * (length[k] * sin_d + width[k] * cos_d)
         t_lo, t_hi = t[k] - across, t[k] + across
         sec = int(lanes.section[u])
@@ -236,3 +236,35 @@ def test_searches_ahead_and_behind_match_the_references(info: LaneInfo) -> None:
         found_behind += slot >= 0
     # The test sees objects in the lane and along the lanes ahead and behind.
     assert found_ahead > n // 4 and found_behind > n // 4
+
+
+def test_a_vehicle_on_the_inside_of_a_tight_bend_reaches_over_more_progress(
+    info: LaneInfo,
+) -> None:
+    """Gaps are measured in progress (road s). On the inside of Town07's 5 m corners a
+    metre driven spans up to 1.35 m of s, so a car counted with half its length in
+    metres stood in the queue closer than it looked: two cars standing 2 m apart by
+    progress touched (Town07 with the default mix, seed 1, 546 s). A vehicle's reach is
+    now its extent in progress."""
+    la = info.arrays
+    drivable = np.flatnonzero(info.drivable & (info.junction < 0))
+    best, at, factor = -1, 0.0, 1.0
+    for u in drivable.tolist():
+        for q in np.arange(0.0, float(la.length[u]), 0.5):
+            f = progress_per_metre(la, u, float(q))
+            assert f >= 1.0
+            if f > factor:
+                best, at, factor = u, float(q), f
+    assert factor > 1.25
+    # On a straight lane a metre is a metre.
+    assert progress_per_metre(la, int(np.argmax(la.length)), 1.0) == pytest.approx(1.0, abs=1e-3)
+    # A car aligned with the lane at the tightest point.
+    s = la.s0[best] + at if la.sign[best] >= 0.0 else la.s1[best] - at
+    dx, dy = direction(la, best, at)
+    lo, hi = bounds(la, best, at)
+    occ = footprints(
+        la, np.array([True]), np.array([best]), np.array([s]), np.array([0.5 * (lo + hi)]),
+        np.array([np.arctan2(dy, dx)]), np.array([4.6]), np.array([1.8]),
+        (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)),
+    )  # fmt: skip
+    assert occ.reach[0] == pytest.approx(2.3 * factor, rel=1e-6)

@@ -23,7 +23,14 @@ import numpy as np
 from roadsim._jit import chunk, chunks_for, njit, njit_leaf, njit_loop, njit_rows, njit_split
 from roadsim._trig import sin_cos
 from roadsim._types import BoolArray, FloatArray, IntArray
-from roadsim.world.lane_kernels import LaneArrays, bounds, direction, prefetch_ahead, progress
+from roadsim.world.lane_kernels import (
+    LaneArrays,
+    bounds,
+    direction,
+    prefetch_ahead,
+    progress,
+    progress_per_metre,
+)
 
 
 class LaneOccupancy(NamedTuple):
@@ -280,6 +287,7 @@ def _place_rows(
         sh, ch = sin_cos(heading[k])
         cos_d, sin_d = math.fabs(ch * dx + sh * dy), math.fabs(sh * dx - ch * dy)
         along = 0.5 * (length[k] * cos_d + width[k] * sin_d)
+        along *= progress_per_metre(la, u, q)  # as progress, as the gaps are measured
         reach[k] = along
         far = max(far, along)
         across = 0.5 * (length[k] * sin_d + width[k] * cos_d)
