@@ -11,10 +11,17 @@ import roadsim
 from roadsim._trig import sin_cos
 from roadsim.sensors.driver import DriverSensor
 from roadsim.sensors.driver_kernels import Out, _pick, search_ahead, search_behind, step_lane
-from roadsim.sensors.occupancy import LaneOccupancy, footprints, occupancy
+from roadsim.sensors.occupancy import LaneOccupancy, across_bend, footprints, occupancy
 from roadsim.sim.build import MODEL_NAMES
 from roadsim.world.lane_info import LaneInfo
-from roadsim.world.lane_kernels import bounds, by_lane, direction, progress, progress_per_metre
+from roadsim.world.lane_kernels import (
+    bounds,
+    by_lane,
+    direction,
+    progress,
+    progress_per_metre,
+    signed_curvature,
+)
 from roadsim.world.traffic_lights import TrafficLightPlan
 
 MAP = "tests/data/opendrive/maps/libOpenDRIVE/test.xodr"
@@ -60,8 +67,10 @@ def _footprint_entries(
         sh, ch = sin_cos(heading[k])
         cos_d, sin_d = abs(ch * dx + sh * dy), abs(sh * dx - ch * dy)
         along = 0.5 * (length[k] * cos_d + width[k] * sin_d) * progress_per_metre(la, u, q)
-        across = 0.5 * (length[k] * sin_d + width[k] * cos_d)
-        t_lo, t_hi = t[k] - across, t[k] + across
+        y_lo, y_hi = across_bend(
+            length[k], width[k], ch * dx + sh * dy, sh * dx - ch * dy, signed_curvature(la, u, q)
+        )
+        t_lo, t_hi = (t[k] + y_lo, t[k] + y_hi) if la.sign[u] >= 0 else (t[k] - y_hi, t[k] - y_lo)
         sec = int(lanes.section[u])
         first, count = int(lanes.sec_first_uid[sec]), int(lanes.sec_count[sec])
         centre = int(lanes.sec_center_uid[sec])
@@ -268,3 +277,24 @@ def test_a_vehicle_on_the_inside_of_a_tight_bend_reaches_over_more_progress(
         (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)),
     )  # fmt: skip
     assert occ.reach[0] == pytest.approx(2.3 * factor, rel=1e-6)
+
+
+def test_a_truck_following_a_bend_stays_within_its_lane() -> None:
+    """A 12 m truck on a bend of 33 m radius, its body 7.8 degrees off the lane's tangent
+    at its centre (its ends point outward): the rectangle set on that tangent reaches
+    2.05 m either way, over the centre line from a lane 3.2 m wide. Measured from the
+    lane as it bends under the body, it reaches less far inward. On Town07 two trucks
+    meeting on such a bend each saw the other in its lane, and both stood for ten
+    minutes with 37 vehicles behind them."""
+    cos_d, sin_d = np.cos(np.radians(-7.8)), np.sin(np.radians(-7.8))
+    rectangle = 0.5 * (12.0 * abs(sin_d) + 2.5 * cos_d)
+    assert rectangle == pytest.approx(2.05, abs=0.01)
+    lo, hi = across_bend(12.0, 2.5, cos_d, sin_d, 1.0 / 33.0)  # bending left
+    assert hi < 1.6 < rectangle  # inward (left): within its half of a 3.2 m lane
+    assert lo < -rectangle  # its front corner swings further out
+    # On a straight lane it is the rectangle, both ways.
+    lo, hi = across_bend(12.0, 2.5, cos_d, sin_d, 0.0)
+    assert (lo, hi) == pytest.approx((-rectangle, rectangle))
+    # An aligned car on a bend: its corners lie outward of the lane, its middle not.
+    lo, hi = across_bend(4.6, 1.8, 1.0, 0.0, 1.0 / 20.0)
+    assert hi == pytest.approx(0.9) and lo < -0.9

@@ -30,6 +30,7 @@ from roadsim.world.lane_kernels import (
     prefetch_ahead,
     progress,
     progress_per_metre,
+    signed_curvature,
 )
 
 
@@ -290,8 +291,18 @@ def _place_rows(
         along *= progress_per_metre(la, u, q)  # as progress, as the gaps are measured
         reach[k] = along
         far = max(far, along)
-        across = 0.5 * (length[k] * sin_d + width[k] * cos_d)
-        t_lo, t_hi = t[k] - across, t[k] + across  # the footprint's, on the road
+        # The footprint's extent across the lane, on the road (t), measured from the
+        # lane as it bends under the body: a truck following a bend points its ends
+        # outward and its middle inward, within its lane, where a rectangle set on the
+        # lane's tangent at its centre reached over into the oncoming lane.
+        y_lo, y_hi = across_bend(
+            length[k], width[k], ch * dx + sh * dy, sh * dx - ch * dy,
+            signed_curvature(la, u, q),
+        )  # fmt: skip
+        if la.sign[u] >= 0.0:  # (the lane's left is toward larger t)
+            t_lo, t_hi = t[k] + y_lo, t[k] + y_hi
+        else:
+            t_lo, t_hi = t[k] - y_hi, t[k] - y_lo
         if t_hi > hi or t_lo < lo:
             for up in (True, False):  # toward larger t, then smaller
                 x, edge = u, hi if up else lo
@@ -315,6 +326,35 @@ def _place_rows(
 
 
 _place = njit_rows(_place_rows)
+
+
+_ACROSS_POINTS = 5  # points along each side of a footprint at which `across_bend` looks
+
+
+@njit_leaf
+def across_bend(
+    length: float, width: float, cos_d: float, sin_d: float, curvature: float
+) -> tuple[float, float]:
+    """How far a footprint reaches to the right and to the left of its lane (m, ``(lo,
+    hi)``, left positive), for a footprint whose centre is on the lane's centre line, at
+    angle d to the lane (``cos_d``, ``sin_d``, left positive) where the lane bends by
+    ``curvature`` (1/m, positive to the left).
+
+    Each of `_ACROSS_POINTS` points along either side is measured from the lane's centre
+    line as it bends at that point's distance along the lane (a circle), not from its
+    tangent at the footprint's centre: on a straight lane, the rectangle's extent
+    ``0.5 (L |sin d| + W |cos d|)`` both ways."""
+    lo, hi = np.inf, -np.inf
+    for j in range(_ACROSS_POINTS):
+        a = length * (j / (_ACROSS_POINTS - 1) - 0.5)
+        for b in (-0.5 * width, 0.5 * width):
+            x = a * cos_d - b * sin_d
+            y = a * sin_d + b * cos_d
+            if curvature != 0.0:
+                bend = min(abs(curvature * x), 1.0)
+                y -= (1.0 - math.sqrt(1.0 - bend * bend)) / curvature
+            lo, hi = min(lo, y), max(hi, y)
+    return lo, hi
 
 
 @njit_leaf
