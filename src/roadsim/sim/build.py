@@ -34,7 +34,7 @@ from roadsim.scenario.schema import (
 )
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.sim.lifecycle import route_salts
-from roadsim.sim.placement import place_apart
+from roadsim.sim.placement import joined, place_apart
 from roadsim.world.codes import LONG_VEHICLE
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
@@ -106,14 +106,7 @@ def _grow(
         [fixed[r]["length"] for r in f.tolist()], [fixed[r]["width"] for r in f.tolist()]
     )
     along = p[k] + (fx - x[k]) * np.cos(heading[k]) + (fy - y[k]) * np.sin(heading[k])
-    grown = (uid[k], along - reach - min_gap, along + reach + min_gap)
-    if blocked is None:
-        return grown
-    return (
-        np.concatenate((blocked[0], grown[0])),
-        np.concatenate((blocked[1], grown[1])),
-        np.concatenate((blocked[2], grown[2])),
-    )
+    return joined(blocked, (uid[k], along - reach - min_gap, along + reach + min_gap))
 
 
 class WorldBuilder:

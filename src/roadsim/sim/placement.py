@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
 from roadsim._types import BoolArray, FloatArray, IntArray
+
+#: Stretches of lanes ``(lane, start, end)``: lane uids, and progress along each (m).
+Intervals = tuple[IntArray, FloatArray, FloatArray]
 
 
 @dataclass(frozen=True)
@@ -161,10 +165,9 @@ def place_apart(
     no room there, everywhere else.
 
     Where no lane is allowed, or every lane and no interval is kept from them, this is
-    `place` itself. Only the marked
-    vehicles among those that all the lanes could hold in the order given
-    go first, so that a request beyond the lanes' room does not fill them with marked
-    vehicles alone.
+    `place` itself. Only the marked vehicles among those that all the lanes could hold in
+    the order given go first, so that a request beyond the lanes' room does not fill them
+    with marked vehicles alone.
     """
     if apart_blocked is not None and apart_blocked[0].size == 0:
         apart_blocked = None
@@ -174,12 +177,12 @@ def place_apart(
     within = np.cumsum(length + min_gap) <= room
     first = np.flatnonzero(apart & within)
     there = Stretches.of_lanes(
-        lanes[allowed], usable[allowed], min_gap, _joined(blocked, apart_blocked)
+        lanes[allowed], usable[allowed], min_gap, joined(blocked, apart_blocked)
     )
     a = place(length[first], there, min_gap, rng)
     placed = first[a.vehicle]
     half = 0.5 * length[placed] + min_gap  # kept free around each, its gaps included
-    taken = _joined(blocked, (a.lane, a.progress - half, a.progress + half))
+    taken = joined(blocked, (a.lane, a.progress - half, a.progress + half))
     rest = np.setdiff1d(np.arange(length.size), placed)  # (in the order given)
     b = place(length[rest], Stretches.of_lanes(lanes, usable, min_gap, taken), min_gap, rng)
     return Placement(
@@ -189,10 +192,11 @@ def place_apart(
     )
 
 
-def _joined(
-    a: tuple[IntArray, FloatArray, FloatArray] | None,
-    b: tuple[IntArray, FloatArray, FloatArray] | None,
-) -> tuple[IntArray, FloatArray, FloatArray] | None:
+@overload
+def joined(a: Intervals | None, b: Intervals) -> Intervals: ...
+@overload
+def joined(a: Intervals | None, b: Intervals | None) -> Intervals | None: ...
+def joined(a: Intervals | None, b: Intervals | None) -> Intervals | None:
     """Two sets of intervals ``(lane, start, end)`` as one (None: none)."""
     if a is None or b is None:
         return b if a is None else a
