@@ -315,7 +315,7 @@ class WorldBuilder:
         info, net = self.info, self.net
         allowed_types = set(traffic.lane_types)
         types = np.array([t in allowed_types for t in net.lanes.type_name], dtype=bool)
-        ok = info.drivable & types & (info.junction < 0) & (info.usable > 10.0)
+        ok = info.drivable & types & (info.junction < 0) & (info.usable - info.usable_from > 10.0)
         area = traffic.spawn_area
         if isinstance(area, RoadsArea):
             wanted = net.road_index(list(area.roads))
@@ -353,7 +353,13 @@ class WorldBuilder:
         # Spread over the lanes, then moved out of the way of the ego and the objects:
         # where a vehicle would overlap one (with min_gap around it), that stretch of the
         # lane is kept free and the vehicles are placed again (a few rounds).
-        blocked: tuple[IntArray, FloatArray, FloatArray] | None = None
+        # (where a lane that opens is still too narrow, nobody starts)
+        narrow = lanes[info.usable_from[lanes] > 0.0]
+        blocked: tuple[IntArray, FloatArray, FloatArray] | None = (
+            (narrow, np.full(narrow.size, -np.inf), info.usable_from[narrow])
+            if narrow.size
+            else None
+        )
         usable = info.usable[lanes]
         long = length >= LONG_VEHICLE
         open_to_long = info.tight[lanes] < 2  # (`LaneInfo.tight`)

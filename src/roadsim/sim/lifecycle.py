@@ -41,7 +41,12 @@ class Respawner:
         types = np.array([t in allowed for t in info.net.lanes.type_name], dtype=bool)
         no_way_in = info.prev_ptr[1:] == info.prev_ptr[:-1]
         self.entries: IntArray = np.flatnonzero(
-            info.drivable & types & (info.junction < 0) & no_way_in & (info.usable > 20.0)
+            info.drivable
+            & types
+            & (info.junction < 0)
+            & no_way_in
+            & (info.usable > 20.0)
+            & (info.usable_from == 0.0)  # (a lane that opens is too narrow at its start)
         )
         # Long vehicles come back where they can drive on (`LaneInfo.tight`), if anywhere.
         open_to_long = self.entries[info.tight[self.entries] < 2]

@@ -71,6 +71,10 @@ class LaneInfo:
             lanes go on) or MAP_EDGE (the road network ends there).
         usable: Progress up to which a vehicle may drive in the lane: the lane's length,
             or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`.
+        usable_from: Progress from which a vehicle fits in the lane: 0, or for a lane that
+            opens (narrower than `MIN_USABLE_WIDTH` at its start), where it gets that wide
+            (its length where it never does). Traffic is placed and comes back only
+            beyond it.
         drop_at: Progress at which a lane, or the single chain of lanes it leads into,
             drops: where traffic must have left it (inf: no drop ahead).
         stop_lines: The stop lines given, or None.
@@ -143,6 +147,7 @@ class LaneInfo:
         end[dead] = np.where(side_goes_on[side[dead]], LANE_DROP, MAP_EDGE)
         self.end_kind: IntArray = end
         self.usable: FloatArray = self._usable_lengths(net)
+        self.usable_from: FloatArray = self._usable_starts(net)
         self.drop_at: FloatArray = self._drop_distances()
         self.stop_lines = stop_lines
         self.stop_p, self.stop_signal = self._first_stops(stop_lines)
@@ -231,6 +236,27 @@ class LaneInfo:
             narrow[:, -1], frac[first_narrow] * self.length[drops], self.length[drops]
         )
         return usable
+
+    def _usable_starts(self, net: RoadNetwork) -> FloatArray:
+        """``usable_from``: where a lane that opens gets `MIN_USABLE_WIDTH` wide (to a
+        sixty-fourth of its length, rounded up), 0 for the others."""
+        out = np.zeros(self.n)
+        lanes = np.flatnonzero(self.drivable & (self.length > 0.0))
+        if lanes.size == 0:
+            return out
+        start = np.abs(net.uid_width(lanes, self.road_s(lanes, np.zeros(lanes.size))))
+        opens = lanes[start < MIN_USABLE_WIDTH]
+        if opens.size == 0:
+            return out
+        steps = 64
+        frac = np.linspace(0.0, 1.0, steps)
+        u = np.repeat(opens, steps)
+        p = np.tile(frac, opens.size) * self.length[u]
+        width = np.abs(net.uid_width(u, self.road_s(u, p))).reshape(opens.size, steps)
+        wide = width >= MIN_USABLE_WIDTH
+        first_wide = np.where(wide.any(axis=1), wide.argmax(axis=1), steps - 1)
+        out[opens] = frac[first_wide] * self.length[opens]
+        return out
 
     def _speed_limits(self, net: RoadNetwork) -> FloatArray:
         lanes = net.lanes
