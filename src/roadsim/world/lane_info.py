@@ -73,8 +73,7 @@ class LaneInfo:
             or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`.
         usable_from: Progress from which a vehicle fits in the lane: 0, or for a lane that
             opens (narrower than `MIN_USABLE_WIDTH` at its start), where it gets that wide
-            (its length where it never does). Traffic is placed and comes back only
-            beyond it.
+            (or 80% of its widest). Traffic is placed and comes back only beyond it.
         drop_at: Progress at which a lane, or the single chain of lanes it leads into,
             drops: where traffic must have left it (inf: no drop ahead).
         stop_lines: The stop lines given, or None.
@@ -238,12 +237,11 @@ class LaneInfo:
         return usable
 
     def _usable_starts(self, net: RoadNetwork) -> FloatArray:
-        """``usable_from``: where a lane that opens gets `MIN_USABLE_WIDTH` wide (to a
-        sixty-fourth of its length, rounded up), 0 for the others."""
+        """``usable_from``: where a lane that opens gets `MIN_USABLE_WIDTH` wide, or 80%
+        of its widest where it stays narrower (to a sixty-fourth of its length, rounded
+        up); 0 for the others, a lane narrow all along among them."""
         out = np.zeros(self.n)
         lanes = np.flatnonzero(self.drivable & (self.length > 0.0))
-        if lanes.size == 0:
-            return out
         start = np.abs(net.uid_width(lanes, self.road_s(lanes, np.zeros(lanes.size))))
         opens = lanes[start < MIN_USABLE_WIDTH]
         if opens.size == 0:
@@ -253,8 +251,8 @@ class LaneInfo:
         u = np.repeat(opens, steps)
         p = np.tile(frac, opens.size) * self.length[u]
         width = np.abs(net.uid_width(u, self.road_s(u, p))).reshape(opens.size, steps)
-        wide = width >= MIN_USABLE_WIDTH
-        first_wide = np.where(wide.any(axis=1), wide.argmax(axis=1), steps - 1)
+        enough = np.minimum(MIN_USABLE_WIDTH, 0.8 * width.max(axis=1))
+        first_wide = (width >= enough[:, None]).argmax(axis=1)
         out[opens] = frac[first_wide] * self.length[opens]
         return out
 
