@@ -42,6 +42,7 @@ _LINE = 64  # bytes in a cache line
 _PIECE = 2.0  # m: a lane record shorter than this passes on the envelope after it
 
 
+_WIDTH_SAMPLES = 64  # points along a lane at which its width is looked at
 _TIGHT_HOPS = 48  # pieces of a connecting road looked back through, at most
 
 
@@ -222,11 +223,8 @@ class LaneInfo:
         drops = np.flatnonzero(self.end_kind == LANE_DROP)
         if drops.size == 0:
             return usable
-        steps = 64
-        frac = np.linspace(0.0, 1.0, steps)
-        u = np.repeat(drops, steps)
-        p = np.tile(frac, drops.size) * self.length[u]
-        width = np.abs(net.uid_width(u, self.road_s(u, p))).reshape(drops.size, steps)
+        frac, width = self._widths(net, drops)
+        steps = frac.size
         narrow = width < MIN_USABLE_WIDTH
         # The first sample of the narrow stretch that reaches the lane's end.
         wide_at = np.where(~narrow, np.arange(steps), -1).max(axis=1)
@@ -235,6 +233,16 @@ class LaneInfo:
             narrow[:, -1], frac[first_narrow] * self.length[drops], self.length[drops]
         )
         return usable
+
+    def _widths(self, net: RoadNetwork, lanes: IntArray) -> tuple[FloatArray, FloatArray]:
+        """The widths of ``lanes`` at `_WIDTH_SAMPLES` points from start to end: ``(frac,
+        width)``, the points as fractions of each lane's length and the widths (m), shape
+        (len(lanes), `_WIDTH_SAMPLES`)."""
+        frac = np.linspace(0.0, 1.0, _WIDTH_SAMPLES)
+        u = np.repeat(lanes, _WIDTH_SAMPLES)
+        p = np.tile(frac, lanes.size) * self.length[u]
+        width = np.abs(net.uid_width(u, self.road_s(u, p))).reshape(lanes.size, _WIDTH_SAMPLES)
+        return frac, width
 
     def _usable_starts(self, net: RoadNetwork) -> FloatArray:
         """``usable_from``: where a lane that opens gets `MIN_USABLE_WIDTH` wide, or 80%
@@ -246,11 +254,7 @@ class LaneInfo:
         opens = lanes[start < MIN_USABLE_WIDTH]
         if opens.size == 0:
             return out
-        steps = 64
-        frac = np.linspace(0.0, 1.0, steps)
-        u = np.repeat(opens, steps)
-        p = np.tile(frac, opens.size) * self.length[u]
-        width = np.abs(net.uid_width(u, self.road_s(u, p))).reshape(opens.size, steps)
+        frac, width = self._widths(net, opens)
         enough = np.minimum(MIN_USABLE_WIDTH, 0.8 * width.max(axis=1))
         first_wide = (width >= enough[:, None]).argmax(axis=1)
         out[opens] = frac[first_wide] * self.length[opens]
