@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from roadsim import Simulation
-from roadsim.agents.passages import find_passages
+from roadsim.agents.passages import find_passages, record_lanes
 from roadsim.errors import TrafficWarning
 from roadsim.road.builder import (
     CubicSpec,
@@ -158,7 +158,7 @@ def test_trucks_are_placed_outside_the_narrow_passages_of_town07() -> None:
         st = sim.state
         assert int(st.active.sum()) == 128
         passages = find_passages(sim.lane_info)
-        lane = np.repeat(np.arange(passages.ptr.size - 1), np.diff(passages.ptr))
+        lane = record_lanes(passages)
         start, end = passages.lo, passages.hi
         long = np.flatnonzero(st.active & (st.length >= 8.0))
         assert long.size > 5

@@ -85,6 +85,12 @@ class Passages(NamedTuple):
     exclusive: BoolArray
 
 
+def record_lanes(passages: Passages) -> IntArray:
+    """The lane of each of the records of ``passages`` (their CSR rows)."""
+    lanes: IntArray = np.repeat(np.arange(passages.ptr.size - 1), np.diff(passages.ptr))
+    return lanes
+
+
 def find_passages(info: LaneInfo) -> Passages:
     """The passages of the lanes of ``info`` (see the module's docstring).
 
@@ -281,8 +287,7 @@ class PassageGate:
         """Where the passages lie, as intervals of lane progress ``(lane, start, end)``
         (m), one a record, widened by `WAIT_BEFORE` at both ends."""
         p = self.passages
-        lane = np.repeat(np.arange(p.ptr.size - 1), np.diff(p.ptr))
-        return lane, p.lo - WAIT_BEFORE, p.hi + WAIT_BEFORE
+        return record_lanes(p), p.lo - WAIT_BEFORE, p.hi + WAIT_BEFORE
 
     def resize(self, capacity: int) -> None:
         grown = np.full(capacity, -1, dtype=np.int64)

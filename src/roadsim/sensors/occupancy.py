@@ -286,7 +286,8 @@ def _place_rows(
         # |cos| and |sin| of the angle d between the actor and the lane.
         dx, dy = direction(la, u, q)
         sh, ch = sin_cos(heading[k])
-        cos_d, sin_d = math.fabs(ch * dx + sh * dy), math.fabs(sh * dx - ch * dy)
+        cos_rel, sin_rel = ch * dx + sh * dy, sh * dx - ch * dy  # (left positive)
+        cos_d, sin_d = math.fabs(cos_rel), math.fabs(sin_rel)
         along = 0.5 * (length[k] * cos_d + width[k] * sin_d)
         along *= progress_per_metre(la, u, q)  # as progress, as the gaps are measured
         reach[k] = along
@@ -296,8 +297,7 @@ def _place_rows(
         # outward and its middle inward, within its lane, where a rectangle set on the
         # lane's tangent at its centre reached over into the oncoming lane.
         y_lo, y_hi = across_bend(
-            length[k], width[k], ch * dx + sh * dy, sh * dx - ch * dy,
-            signed_curvature(la, u, q),
+            length[k], width[k], cos_rel, sin_rel, signed_curvature(la, u, q),
         )  # fmt: skip
         if la.sign[u] >= 0.0:  # (the lane's left is toward larger t)
             t_lo, t_hi = t[k] + y_lo, t[k] + y_hi

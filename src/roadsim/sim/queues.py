@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from roadsim._types import BoolArray, FloatArray, IntArray
-from roadsim.agents.passages import Passages
+from roadsim.agents.passages import Passages, record_lanes
 from roadsim.sim.simulation import Simulation
 from roadsim.world.codes import LONG_VEHICLE
 from roadsim.world.state import VEHICLE
@@ -190,8 +190,9 @@ def _in_passage(t: Traffic, q: int, but: int) -> list[int]:
     ps = t.passages
     assert ps is not None
     rows = set()
+    lanes = record_lanes(ps)
     for r in np.flatnonzero(ps.passage == q).tolist():
-        lane = int(np.searchsorted(ps.ptr, r, side="right")) - 1
+        lane = int(lanes[r])
         for other in t.by_lane.get(lane, []):
             body = (t.p[other] - t.half[other], t.p[other] + t.half[other])
             if other != but and body[0] < ps.hi[r] and body[1] > ps.lo[r]:
