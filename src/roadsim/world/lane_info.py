@@ -10,7 +10,7 @@ per-tick work is array indexing; `LaneInfo.arrays` bundles the tables for compil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +42,17 @@ _LINE = 64  # bytes in a cache line
 _PIECE = 2.0  # m: a lane record shorter than this passes on the envelope after it
 
 
+MIN_FIT_WIDTH = 2.0  # m: a lane at least this wide is never too narrow (see `LaneInfo._fits`)
 _WIDTH_SAMPLES = 64  # points along a lane at which its width is looked at
+
+
+class _Fits(NamedTuple):
+    """Where vehicles fit in each lane, by uid (`LaneInfo._fits`)."""
+
+    usable_from: FloatArray  # progress from which it is wide enough (0: from its start)
+    narrows_mid: FloatArray  # where it gets too narrow and widens again later (inf: never)
+    tail_from: FloatArray  # where the narrow stretch that reaches its end begins (length)
+    starts_narrow: BoolArray  # too narrow at its start
 _TIGHT_HOPS = 48  # pieces of a connecting road looked back through, at most
 
 
@@ -65,16 +75,20 @@ class LaneInfo:
         junction: Index into ``net.junctions`` of the lane's road, -1 outside junctions.
         speed_limit: m/s, from lane speed records, the road type's speed, or
             `DEFAULT_SPEED_LIMIT`.
-        next_ptr, next_idx: CSR of the drivable successors in driving direction.
+        next_ptr, next_idx: CSR of the drivable successors in driving direction (none for
+            a lane that gets too narrow on the way, see ``usable``).
         prev_ptr, prev_idx: CSR of the drivable predecessors.
         first_next, first_prev: The first drivable successor and predecessor (-1: none).
         end_kind: CONTINUES, LANE_DROP (no successor but its section's other drivable
-            lanes go on) or MAP_EDGE (the road network ends there).
+            lanes go on, or a lane that gets too narrow on the way with a drivable lane of
+            its direction beside it) or MAP_EDGE (the road network ends there).
         usable: Progress up to which a vehicle may drive in the lane: the lane's length,
-            or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`.
+            or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`, or where a
+            lane gets too narrow (`_fits`) and widens again further on (parking bays drawn
+            as one lane), or ends narrow where every way on starts narrow.
         usable_from: Progress from which a vehicle fits in the lane: 0, or for a lane that
-            opens (narrower than `MIN_USABLE_WIDTH` at its start), where it gets that wide
-            (or 80% of its widest). Traffic is placed and comes back only beyond it.
+            opens (too narrow at its start, `_fits`), where it gets wide enough; its length
+            for a lane too narrow all along. Traffic is placed and comes back only beyond it.
         drop_at: Progress at which a lane, or the single chain of lanes it leads into,
             drops: where traffic must have left it (inf: no drop ahead).
         stop_lines: The stop lines given, or None.
@@ -124,6 +138,20 @@ class LaneInfo:
         dst = graph.succ_idx.astype(np.int64)
         keep = self.drivable[dst]
         src, dst = src[keep], dst[keep]
+        fits = self._fits(net)
+        self.usable_from: FloatArray = fits.usable_from
+        # A lane that gets too narrow and widens again (parking bays drawn as one driving
+        # lane), or that ends narrow where every way on starts narrow, leads nowhere where
+        # a lane beside it goes on: its traffic merges out before it as before a lane drop.
+        side = np.stack([graph.left_uid, graph.right_uid], axis=1)
+        at = np.maximum(side, 0)
+        beside = (side >= 0) & self.drivable[at] & (self.sign[at] == self.sign[:, None])
+        onto_narrow = np.bincount(src, minlength=n) > 0
+        np.logical_and.at(onto_narrow, src, fits.starts_narrow[dst])
+        narrows_at = np.minimum(fits.narrows_mid, np.where(onto_narrow, fits.tail_from, np.inf))
+        narrows_at[~beside.any(axis=1) | (self.junction >= 0)] = np.inf
+        keep = ~np.isfinite(narrows_at[src])
+        src, dst = src[keep], dst[keep]
         src, dst = bypass_empty(src, dst, self.length, self.drivable)
         counts = np.bincount(src, minlength=n)
         self.next_ptr: IntArray = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
@@ -145,9 +173,9 @@ class LaneInfo:
         side_goes_on = np.zeros(2 * lanes.sections, dtype=bool)
         np.logical_or.at(side_goes_on, side, (self.next_count > 0) & self.drivable)
         end[dead] = np.where(side_goes_on[side[dead]], LANE_DROP, MAP_EDGE)
+        end[np.isfinite(narrows_at)] = LANE_DROP
         self.end_kind: IntArray = end
-        self.usable: FloatArray = self._usable_lengths(net)
-        self.usable_from: FloatArray = self._usable_starts(net)
+        self.usable: FloatArray = np.minimum(self._usable_lengths(net), narrows_at)
         self.drop_at: FloatArray = self._drop_distances()
         self.stop_lines = stop_lines
         self.stop_p, self.stop_signal = self._first_stops(stop_lines)
@@ -244,20 +272,35 @@ class LaneInfo:
         width = np.abs(net.uid_width(u, self.road_s(u, p))).reshape(lanes.size, _WIDTH_SAMPLES)
         return frac, width
 
-    def _usable_starts(self, net: RoadNetwork) -> FloatArray:
-        """``usable_from``: where a lane that opens gets `MIN_USABLE_WIDTH` wide, or 80%
-        of its widest where it stays narrower (to a sixty-fourth of its length, rounded
-        up); 0 for the others, a lane narrow all along among them."""
-        out = np.zeros(self.n)
+    def _fits(self, net: RoadNetwork) -> _Fits:
+        """Where a vehicle fits in each drivable lane, from its widths (see `_Fits`).
+
+        A lane is narrow where it is narrower than `MIN_USABLE_WIDTH`, or than 80% of its
+        widest where it is narrower all along, but never where it is `MIN_FIT_WIDTH` or
+        wider (at the resolution of `_WIDTH_SAMPLES`)."""
+        n = self.n
+        out = _Fits(np.zeros(n), np.full(n, np.inf), np.copy(self.length), np.zeros(n, bool))
         lanes = np.flatnonzero(self.drivable & (self.length > 0.0))
-        start = np.abs(net.uid_width(lanes, self.road_s(lanes, np.zeros(lanes.size))))
-        opens = lanes[start < MIN_USABLE_WIDTH]
-        if opens.size == 0:
+        if lanes.size == 0:
             return out
-        frac, width = self._widths(net, opens)
-        enough = np.minimum(MIN_USABLE_WIDTH, 0.8 * width.max(axis=1))
-        first_wide = (width >= enough[:, None]).argmax(axis=1)
-        out[opens] = frac[first_wide] * self.length[opens]
+        frac, width = self._widths(net, lanes)
+        enough = np.minimum(MIN_USABLE_WIDTH, np.maximum(0.8 * width.max(axis=1), MIN_FIT_WIDTH))
+        narrow = width < enough[:, None]
+        length = self.length[lanes]
+        at = frac[None, :] * length[:, None]
+        wide = ~narrow
+        first_wide = np.where(wide.any(axis=1), frac[wide.argmax(axis=1)] * length, length)
+        out.usable_from[lanes] = np.where(narrow[:, 0], first_wide, 0.0)
+        out.starts_narrow[lanes] = narrow[:, 0]
+        # A narrow stretch past the start with a wide one after it, within the lane.
+        wide_later = np.flip(np.logical_or.accumulate(np.flip(wide, axis=1), axis=1), axis=1)
+        mid = narrow[:, :-1] & wide_later[:, 1:] & (at[:, :-1] > out.usable_from[lanes, None])
+        hit = mid.any(axis=1)
+        out.narrows_mid[lanes[hit]] = at[hit, mid[hit].argmax(axis=1)]
+        # The narrow stretch that reaches the lane's end.
+        last_wide = np.where(wide, np.arange(frac.size), -1).max(axis=1)
+        tail = at[np.arange(lanes.size), np.minimum(last_wide + 1, frac.size - 1)]
+        out.tail_from[lanes] = np.where(narrow[:, -1], tail, length)
         return out
 
     def _speed_limits(self, net: RoadNetwork) -> FloatArray:
