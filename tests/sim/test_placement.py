@@ -244,3 +244,50 @@ def test_traffic_keeps_out_of_a_lane_where_it_narrows_to_nothing(
         & (st.s < wide_from)
     )
     assert not in_gap.any()
+
+
+def _two_lane_road(tmp_path: Path, outer: float) -> Path:
+    """A straight 400 m road, two lanes each way: 3.5 m inside, ``outer`` m outside."""
+    lanes = (LaneSpec(2, width=outer), LaneSpec(1, width=3.5))
+    lanes += (LaneSpec(-1, width=3.5), LaneSpec(-2, width=outer))
+    road = RoadSpec(
+        "1", PlanView(Pose(0.0, 0.0, 0.0), (Line(400.0),)), (LaneSectionSpec(0.0, lanes),)
+    )
+    path = tmp_path / "narrow_outer.xodr"
+    Document("narrow_outer", [road], []).write(path)
+    return path
+
+
+def test_trucks_and_buses_keep_out_of_lanes_narrower_than_they_are(tmp_path: Path) -> None:
+    """esmini's roadmarks.xodr has 2 m lanes only: trucks (2.5 m wide) and buses were
+    placed in them and overlapped the cars beside them, 84 collisions a minute with the
+    default mix. A lane narrower than `roadsim.world.codes.LONG_WIDTH` is closed to long
+    vehicles: here they start and stay in the 3.5 m lanes."""
+    traffic = {"count": 24, "min_gap": 5, "mix": {"car": 0.5, "truck": 0.5}}
+    scenario = {"map": str(_two_lane_road(tmp_path, 2.2)), "seed": 0, "traffic": traffic}
+    sim = Simulation(Scenario.model_validate(scenario))
+    assert np.any(sim.state.active & (np.abs(sim.state.t) > 3.5))  # (cars use them)
+    for _ in range(6):
+        st = sim.state
+        long = st.active & (st.length >= 8.0)
+        assert long.sum() >= 6 and not np.any(long & (np.abs(st.t) > 3.5))
+        sim.run(sim.time + 10.0)
+    assert not sim.events
+
+
+def test_trucks_become_cars_where_no_lane_is_wide_enough(tmp_path: Path) -> None:
+    """Every vehicle asked for is placed, and none overlaps the lane beside it."""
+    traffic = {"count": 20, "min_gap": 5, "mix": {"car": 0.5, "truck": 0.5}}
+    road = RoadSpec(
+        "1",
+        PlanView(Pose(0.0, 0.0, 0.0), (Line(400.0),)),
+        (LaneSectionSpec(0.0, (LaneSpec(1, width=2.2), LaneSpec(-1, width=2.2))),),
+    )
+    path = tmp_path / "narrow.xodr"
+    Document("narrow", [road], []).write(path)
+    with pytest.warns(
+        TrafficWarning, match=r"no lane wide enough for trucks and buses .* placed \d+ cars"
+    ):
+        sim = Simulation(Scenario.model_validate({"map": str(path), "seed": 0, "traffic": traffic}))
+    st = sim.state
+    assert sim.traffic_placed == 20 and not np.any(st.active & (st.length >= 8.0))

@@ -35,7 +35,7 @@ from roadsim.scenario.schema import (
 from roadsim.scenario.validate import resolve_spawn
 from roadsim.sim.lifecycle import route_salts
 from roadsim.sim.placement import joined, place_apart
-from roadsim.world.codes import LONG_VEHICLE
+from roadsim.world.codes import LONG_VEHICLE, LONG_WIDTH
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.state import (
@@ -346,6 +346,15 @@ class WorldBuilder:
         names = list(traffic.mix)
         weights = np.array([traffic.mix[m] for m in names], dtype=float)
         models = np.array(names)[rng.choice(len(names), size=n, p=weights / weights.sum())]
+        long_model = np.array([VEHICLE_MODELS[m].length >= LONG_VEHICLE for m in models])
+        if long_model.any() and not np.any(info.widest[lanes] >= LONG_WIDTH):
+            warnings.warn(
+                f"{self._map_name()} has no lane wide enough for trucks and buses to start on "
+                f"({LONG_WIDTH:g} m); placed {int(long_model.sum())} cars in their stead",
+                TrafficWarning,
+                stacklevel=4,
+            )
+            models[long_model] = "car"
         length = np.array([VEHICLE_MODELS[m].length for m in models])
         width = np.array([VEHICLE_MODELS[m].width for m in models])
         height = np.array([VEHICLE_MODELS[m].height for m in models])

@@ -33,3 +33,6 @@ LONG_TURN_RADIUS = 7.0
 # on (its 12 m, 2 m behind it and the 3 m it keeps before the next entry): long vehicles
 # keep off such links as off the turns they cannot make.
 LONG_LINK = 17.0
+# m: a lane narrower than this has no room for a long vehicle (a truck is 2.5 m wide, a bus
+# 2.55 m): long vehicles keep off it as off the turns they cannot make.
+LONG_WIDTH = 2.5

@@ -25,6 +25,7 @@ from roadsim.world.codes import (
     LONG_LINK,
     LONG_MIN_RADIUS,
     LONG_TURN_RADIUS,
+    LONG_WIDTH,
     MAP_EDGE,
 )
 from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
@@ -53,6 +54,9 @@ class _Fits(NamedTuple):
     narrows_mid: FloatArray  # where it gets too narrow and widens again later (inf: never)
     tail_from: FloatArray  # where the narrow stretch that reaches its end begins (length)
     starts_narrow: BoolArray  # too narrow at its start
+    widest: FloatArray  # its greatest width (m; inf for lanes not looked at)
+
+
 _TIGHT_HOPS = 48  # pieces of a connecting road looked back through, at most
 
 
@@ -89,6 +93,7 @@ class LaneInfo:
         usable_from: Progress from which a vehicle fits in the lane: 0, or for a lane that
             opens (too narrow at its start, `_fits`), where it gets wide enough; its length
             for a lane too narrow all along. Traffic is placed and comes back only beyond it.
+        widest: The lane's greatest width (m; inf for lanes that are not drivable).
         drop_at: Progress at which a lane, or the single chain of lanes it leads into,
             drops: where traffic must have left it (inf: no drop ahead).
         stop_lines: The stop lines given, or None.
@@ -101,7 +106,8 @@ class LaneInfo:
         tight: How much long vehicles avoid a lane, where they can
             (`roadsim.world.lane_kernels.choose_next`): 1 for a connecting lane of a
             junction that turns tighter than `roadsim.world.codes.LONG_MIN_RADIUS`; 2 for
-            a lane closed to them (`_closed_to_long`); 0 elsewhere.
+            a lane closed to them (`_closed_to_long`: a turn they cannot make, a link with
+            no room to wait on, a lane narrower than they are); 0 elsewhere.
         table: Sampled centre lines, boundaries and curvature (`LaneSamples`).
         arrays: All of these as one bundle for compiled kernels (`LaneArrays`).
     """
@@ -140,6 +146,7 @@ class LaneInfo:
         src, dst = src[keep], dst[keep]
         fits = self._fits(net)
         self.usable_from: FloatArray = fits.usable_from
+        self.widest: FloatArray = fits.widest
         # A lane that gets too narrow and widens again (parking bays drawn as one driving
         # lane), or that ends narrow where every way on starts narrow, leads nowhere where
         # a lane beside it goes on: its traffic merges out before it as before a lane drop.
@@ -193,7 +200,11 @@ class LaneInfo:
         self.tight: IntArray = np.maximum(
             self._tight_turns(bend > 1.0 / LONG_MIN_RADIUS),
             2
-            * self._closed_to_long((bend > 1.0 / LONG_TURN_RADIUS) | self.links_shorter(LONG_LINK)),
+            * self._closed_to_long(
+                (bend > 1.0 / LONG_TURN_RADIUS)
+                | self.links_shorter(LONG_LINK)
+                | (self.widest < LONG_WIDTH)
+            ),
         )
         self.route_next: IntArray = self._route_next(route)
         self.arrays = self._bundle()
@@ -279,12 +290,16 @@ class LaneInfo:
         widest where it is narrower all along, but never where it is `MIN_FIT_WIDTH` or
         wider (at the resolution of `_WIDTH_SAMPLES`)."""
         n = self.n
-        out = _Fits(np.zeros(n), np.full(n, np.inf), np.copy(self.length), np.zeros(n, bool))
+        out = _Fits(
+            np.zeros(n), np.full(n, np.inf), np.copy(self.length), np.zeros(n, bool),
+            np.full(n, np.inf),
+        )  # fmt: skip
         lanes = np.flatnonzero(self.drivable & (self.length > 0.0))
         if lanes.size == 0:
             return out
         frac, width = self._widths(net, lanes)
-        enough = np.minimum(MIN_USABLE_WIDTH, np.maximum(0.8 * width.max(axis=1), MIN_FIT_WIDTH))
+        out.widest[lanes] = width.max(axis=1)
+        enough = np.minimum(MIN_USABLE_WIDTH, np.maximum(0.8 * out.widest[lanes], MIN_FIT_WIDTH))
         narrow = width < enough[:, None]
         length = self.length[lanes]
         at = frac[None, :] * length[:, None]
@@ -467,8 +482,9 @@ class LaneInfo:
 
     def _closed_to_long(self, sharp: BoolArray) -> IntArray:
         """Lanes closed to long vehicles (1, by uid): those ``sharp`` (that turn tighter
-        than they can, `LONG_TURN_RADIUS`, or links between junctions shorter than
-        `LONG_LINK`, with no room to wait on), and those from which every way
+        than they can, `LONG_TURN_RADIUS`, links between junctions shorter than
+        `LONG_LINK`, with no room to wait on, or lanes narrower than they are,
+        `LONG_WIDTH`), and those from which every way
         on leads into such a lane before the map ends (a lane that drops leads where the
         lanes beside it lead). A long vehicle that keeps out of them at every fork
         (`roadsim.world.lane_kernels.choose_next`) and never changes into one
