@@ -54,7 +54,6 @@ from roadsim.agents.traffic_kernels import (
 )
 from roadsim.sensors.driver import DEFAULT_VISIBILITY, DriverSensor, out_fits
 from roadsim.sensors.driver_kernels import FRONT, WANT_FRONT, Out
-from roadsim.world.codes import LANE_DROP
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import by_lane, straight_headings
 from roadsim.world.state import SCRIPTED_OBJECT, WorldState
@@ -450,18 +449,21 @@ def _light_ahead(info: LaneInfo, hops: int = 12) -> FloatArray:
 
 
 def _merge_lanes(info: LaneInfo) -> IntArray:
-    """For each lane that drops, the neighbour (same direction) its traffic merges into:
-    the one that goes on further; -1 for other lanes."""
+    """For each lane that drops, or leads into a drop (``LaneInfo.drop_at``), the
+    neighbour (same direction) its traffic merges into: the one that goes on further; -1
+    for other lanes. (A vehicle asks to merge in the lane before the one that drops, too:
+    else one beside it in the lane it merges into may come alongside it unasked, and
+    each then waits for the other.)"""
     graph = info.net.graph
     out = np.full(info.n, -1, dtype=np.int64)
-    drops = np.flatnonzero(info.end_kind == LANE_DROP)
+    drops = np.flatnonzero(np.isfinite(info.drop_at) & info.drivable)
     best = np.full(drops.size, -np.inf)
     for neighbour in (graph.left_uid, graph.right_uid):
         cand = neighbour[drops]
         c = np.maximum(cand, 0)
         ok = (cand >= 0) & info.drivable[c] & (info.sign[c] == info.sign[drops])
-        reach = np.where(info.end_kind[c] == LANE_DROP, info.usable[c], np.inf)
-        better = ok & (reach > info.usable[drops]) & (reach > best)
+        reach = info.drop_at[c]
+        better = ok & (reach > info.drop_at[drops]) & (reach > best)
         out[drops[better]] = cand[better]
         best = np.where(better, reach, best)
     return out

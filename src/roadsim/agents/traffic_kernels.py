@@ -296,7 +296,7 @@ def _prepare_rows(
         extra_lane[i] = -1
         if target[i] != u:
             extra_lane[i] = target[i]
-        elif la.usable[u] - p[i] < MERGE_RANGE and merge_into[u] >= 0:
+        elif la.drop_at[u] - p[i] < MERGE_RANGE and merge_into[u] >= 0:
             extra_lane[i] = merge_into[u]
         envelope_sq[i] = curve_speed_sq(la, u, p[i])
         curvature[i] = _track(la, heading, target[i], p[i], actors, drivers, k)

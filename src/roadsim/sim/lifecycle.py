@@ -77,10 +77,11 @@ class Respawner:
         rear = np.full(info.n, np.inf)
         rear_speed = np.zeros(info.n)
         p_on = info.progress(state.uid[on], state.s[on]) - 0.5 * state.length[on]
-        for lanes in (state.uid[on], changing_to[on]):
+        taken = (state.uid[on], changing_to[on], self._reaching_into(state, on))
+        for lanes in taken:
             ok = lanes >= 0
             np.minimum.at(rear, lanes[ok], p_on[ok])
-        for lanes in (state.uid[on], changing_to[on]):  # the speed of each lane's rearmost
+        for lanes in taken:  # the speed of each lane's rearmost
             is_rear = (lanes >= 0) & (p_on == rear[np.maximum(lanes, 0)])
             rear_speed[lanes[is_rear]] = state.speed[on[is_rear]]
         waiting: list[int] = []
@@ -133,6 +134,22 @@ class Respawner:
             next_id += 1
         self.pending = waiting
         return next_id
+
+    def _reaching_into(self, state: WorldState, on: IntArray) -> IntArray:
+        """The lane of its direction beside its own that the body of each vehicle ``on``
+        reaches into (-1: none): one that has just changed lanes still stands partly in
+        the lane it left, where no other vehicle may come back behind it."""
+        info, graph = self.info, self.info.net.graph
+        uid, s = state.uid[on], state.s[on]
+        # Offset from the lane's centre line toward the left of the direction of travel.
+        offset = (state.t[on] - info.net.uid_t_center(uid, s)) * np.sign(info.sign[uid])
+        room = 0.5 * (np.abs(info.net.uid_width(uid, s)) - state.width[on])
+        side = np.where(
+            offset > room, graph.left_uid[uid], np.where(-offset > room, graph.right_uid[uid], -1)
+        )
+        same = (side >= 0) & (info.sign[np.maximum(side, 0)] == info.sign[uid])
+        out: IntArray = np.where(same, side, -1)
+        return out
 
 
 def route_salts(draws: IntArray, length: FloatArray) -> UIntArray:
