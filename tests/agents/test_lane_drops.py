@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from roadsim import Simulation
 from roadsim.road.builder import (
@@ -56,12 +57,16 @@ def test_traffic_merges_before_a_lane_that_drops_in_its_next_section(tmp_path: P
     assert summary.mean_speed > 4.0, summary.to_text()
 
 
-def test_two_plus_one_flows_without_collisions() -> None:
-    """esmini's 2+1 road, whose middle lane changes direction every few hundred metres:
-    all 60 vehicles stood after five minutes; with the merge asked for earlier, trucks
-    that came back at an entry drove into cars still leaving that lane (24 collisions)."""
+@pytest.mark.parametrize("name", ["two_plus_one", "multi_lanesections"])
+def test_esmini_maps_with_lane_drops_flow_without_collisions(name: str) -> None:
+    """esmini's 2+1 road, whose middle lane changes direction every few hundred metres,
+    and its road of lanes that open and drop section by section: all 60 vehicles stood
+    within five minutes on each (a merge asked for too late on the first, cars side by
+    side at the end of a dropping lane on the second). With the merge asked for earlier,
+    trucks that came back at an entry of the 2+1 road drove into cars still leaving that
+    lane (24 collisions)."""
     traffic = {"count": 60, "min_gap": 10}
-    path = CORPUS / "maps" / "esmini" / "two_plus_one.xodr"
+    path = CORPUS / "maps" / "esmini" / f"{name}.xodr"
     sim = Simulation(Scenario.model_validate({"map": str(path), "seed": 0, "traffic": traffic}))
     summary = watch(sim, 300.0)
     assert summary.stuck == 0 and summary.collisions == 0, summary.to_text()
@@ -97,3 +102,36 @@ def test_a_vehicle_comes_back_only_behind_one_that_still_reaches_into_the_entry(
     st.s[a] = 40.0  # (far enough ahead now)
     respawner.fill(st, sim._salt, sim._speed_factor, changing, 100)
     assert respawner.pending == [] and st.active[b] and st.uid[b] == inner
+
+
+def _put(sim: Simulation, k: int, lane: int, p: float) -> None:
+    """Stands the vehicle in slot k on the centre of ``lane`` at progress p."""
+    st, info, net = sim.state, sim.lane_info, sim.lane_info.net
+    uid, at = np.array([lane]), np.array([p])
+    s = info.road_s(uid, at)
+    t = net.uid_t_center(uid, s)
+    x, y, z = net.to_world_index(info.road[uid], s, t)
+    _, _, heading = info.table.pose(uid, at)
+    st.uid[k], st.road[k], st.s[k], st.t[k] = lane, info.road[lane], s[0], t[0]
+    st.x[k], st.y[k], st.z[k], st.heading[k], st.speed[k] = x[0], y[0], z[0], heading[0], 0.0
+
+
+def test_a_vehicle_that_must_merge_lets_one_standing_beside_it_go_first(tmp_path: Path) -> None:
+    """Two cars stand side by side at the end of a lane that drops: the one in the lane
+    it merges into stops for the one that must merge, which cannot move over beside it.
+    Before, each waited for the other for ever (esmini's multi_lanesections.xodr: all 60
+    vehicles stuck within five minutes)."""
+    traffic = {"count": 2, "min_gap": 3, "mix": {"car": 1.0}, "respawn": False}
+    scenario = {"map": str(_drop_in_next_section(tmp_path / "drop.xodr")), "seed": 0}
+    sim = Simulation(Scenario.model_validate({**scenario, "traffic": traffic}))
+    info = sim.lane_info
+    closing = int(np.flatnonzero(np.isfinite(info.drop_at) & (info.s0 == 200.0))[0])
+    beside = int(np.flatnonzero(info.drivable & (info.s0 == 200.0) & (info.road == 0))[0])
+    beside = beside if beside != closing else int(info.net.graph.left_uid[closing])
+    merging, through = np.flatnonzero(sim.state.active)[:2]
+    _put(sim, merging, closing, info.usable[closing] - 3.0)
+    _put(sim, through, beside, info.usable[closing] - 4.0)
+    sim.run(30.0)
+    st = sim.state
+    assert np.all(st.s[[merging, through]] > 300.0), st.s[[merging, through]]
+    assert not sim.events

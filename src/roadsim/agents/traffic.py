@@ -332,7 +332,7 @@ class TrafficModel:
         a, best, d = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n)
         decide(
             chunks, la, seen_by, actors, drivers, me, p, target, seen.lanes, seen.start, seen.gap,
-            seen.lead_v, seen.obstacle, waits, envelope_sq, may_change,
+            seen.lead_v, seen.obstacle, waits, envelope_sq, may_change, self.change_timer,
             self.through_lane, float(params.politeness), bool(params.keep_right),
             float(params.idm.delta), a, best, self.straight_heading, planned, curvature, d, order,
         )  # fmt: skip

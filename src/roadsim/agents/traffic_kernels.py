@@ -98,6 +98,9 @@ MERGE_RANGE = 60.0  # m before the end of a dropping lane where a vehicle asks t
 DECIDE_EVERY = 4  # ticks between two lane-change decisions of one vehicle
 WIDTH_MARGIN = 0.5  # m a lane must be wider than a vehicle changing into it
 ABORT_GAP = 1.0  # m: a change is given up when the gap ahead in the target lane is smaller
+#: s a vehicle that must merge, standing beside one in the lane it merges into, stops
+#: asking to merge (`_prepare_rows`), so that the other, which stopped for it, drives on.
+YIELD_TIME = 3.0
 
 _INF = np.inf
 
@@ -296,7 +299,7 @@ def _prepare_rows(
         extra_lane[i] = -1
         if target[i] != u:
             extra_lane[i] = target[i]
-        elif la.drop_at[u] - p[i] < MERGE_RANGE and merge_into[u] >= 0:
+        elif la.drop_at[u] - p[i] < MERGE_RANGE and merge_into[u] >= 0 and change_timer[k] <= 0.0:
             extra_lane[i] = merge_into[u]
         envelope_sq[i] = curve_speed_sq(la, u, p[i])
         curvature[i] = _track(la, heading, target[i], p[i], actors, drivers, k)
@@ -554,6 +557,7 @@ def _decide_rows(
     waits: FloatArray,
     envelope_sq: FloatArray,
     may_change: BoolArray,
+    change_timer: FloatArray,
     through_lane: BoolArray,
     politeness: float,
     keep_right: bool,
@@ -614,7 +618,7 @@ def _decide_rows(
         if may_change[i] and target[i] == u:
             best[i] = _mobil(
                 la, seen, actors, drivers, i, k, u, p[i], v0, accel[i], target[i],
-                through_lane, politeness, keep_right, delta,
+                through_lane, politeness, keep_right, delta, change_timer,
             )  # fmt: skip
         steer[i] = _steer(
             la, heading, actors, drivers, k, p[i], target[i], planned[i], curvature[i]
@@ -696,9 +700,11 @@ def _mobil(
     politeness: float,
     keep_right: bool,
     delta: float,
+    change_timer: FloatArray,
 ) -> int:
     """MOBIL (Kesting, Treiber, Helbing 2007): the lane the vehicle in slot k (row i of
-    ``seen``) changes to (``target`` to stay)."""
+    ``seen``) changes to (``target`` to stay). A vehicle that must merge but stands beside
+    one in the lane it merges into stops asking for `YIELD_TIME` (``change_timer``)."""
     forced = la.drop_at[u] - p < FORCED_RANGE
     half = actors.half_length[k]
     v = actors.speed[k]
@@ -727,6 +733,9 @@ def _mobil(
         side = own + 1 if right else own - 1
         g_lead, v_lead, _ = front_in(seen, actors.speed, i, side)
         g_follow, follow = rear_in(seen, i, side)
+        if forced and v < 0.5 and min(g_lead, g_follow) <= 0.0:  # (bodies alongside)
+            change_timer[k] = YIELD_TIME
+            continue
         a_new = _idm(drivers, k, v, v0, g_lead, v_lead, delta)
         safe = g_lead > 1.0 and g_follow > 1.0
         gain = a_new - a_now
