@@ -108,10 +108,14 @@ def find_passages(info: LaneInfo) -> Passages:
     tight: dict[int, list[tuple[float, float]]] = {}
     for u in lanes.tolist():
         first, last = int(table.ptr[u]), int(table.ptr[u + 1])
-        bend = np.abs(table.curvature[first:last]) * PASSAGE_RADIUS > 1.0
+        spacing = float(table.spacing[u])
+        # (only where vehicles drive on it: a lane whose width jumps, parking bays drawn
+        # as a lane, bends its centre line sharply where nobody drives)
+        at = np.arange(last - first) * spacing
+        used = (at >= info.usable_from[u] - spacing) & (at <= info.usable[u] + spacing)
+        bend = (np.abs(table.curvature[first:last]) * PASSAGE_RADIUS > 1.0) & used
         if not bend.any():
             continue
-        spacing = float(table.spacing[u])
         edges = np.diff(np.concatenate(([0], bend.astype(np.int8), [0])))
         starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
         road = int(info.road[u])

@@ -89,7 +89,8 @@ class LaneInfo:
         usable: Progress up to which a vehicle may drive in the lane: the lane's length,
             or where a lane that drops gets narrower than `MIN_USABLE_WIDTH`, or where a
             lane gets too narrow (`_fits`) and widens again further on (parking bays drawn
-            as one lane), or ends narrow where every way on starts narrow.
+            as one lane), or where it narrows toward its end even though it has a
+            successor (a ramp that tapers and links into the lane beside it).
         usable_from: Progress from which a vehicle fits in the lane: 0, or for a lane that
             opens (too narrow at its start, `_fits`), where it gets wide enough; its length
             for a lane too narrow all along. Traffic is placed and comes back only beyond it.
@@ -148,14 +149,14 @@ class LaneInfo:
         self.usable_from: FloatArray = fits.usable_from
         self.widest: FloatArray = fits.widest
         # A lane that gets too narrow and widens again (parking bays drawn as one driving
-        # lane), or that ends narrow where every way on starts narrow, leads nowhere where
-        # a lane beside it goes on: its traffic merges out before it as before a lane drop.
+        # lane), or that ends narrow (a ramp that tapers and links into the lane beside it,
+        # or into a lane as narrow), leads nowhere where a lane of its direction runs
+        # beside it: its traffic merges out before it as before a lane drop.
         side = np.stack([graph.left_uid, graph.right_uid], axis=1)
         at = np.maximum(side, 0)
         beside = (side >= 0) & self.drivable[at] & (self.sign[at] == self.sign[:, None])
-        onto_narrow = np.bincount(src, minlength=n) > 0
-        np.logical_and.at(onto_narrow, src, fits.starts_narrow[dst])
-        narrows_at = np.minimum(fits.narrows_mid, np.where(onto_narrow, fits.tail_from, np.inf))
+        ends_narrow = fits.tail_from < self.length
+        narrows_at = np.minimum(fits.narrows_mid, np.where(ends_narrow, fits.tail_from, np.inf))
         narrows_at[~beside.any(axis=1) | (self.junction >= 0)] = np.inf
         keep = ~np.isfinite(narrows_at[src])
         src, dst = src[keep], dst[keep]
