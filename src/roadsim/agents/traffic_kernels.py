@@ -523,13 +523,11 @@ def perceive(
         d, colour = seen.light_distance[e], seen.light_state[e]
         if colour == RED or (colour == YELLOW and d > stop):
             nearest = min(nearest, d)
-    # The end of a lane that drops (a vehicle already moving over into the next lane
-    # may use the whole of its own).
+    # The end of a lane that drops (not for a vehicle already moving over into the next
+    # lane: one whose front is past its lane's end could no longer move over at all).
     last = seen.lane_end_uid[i, EGO]
-    if last >= 0 and la.end_kind[last] == LANE_DROP:
-        end = seen.lane_end[i, EGO]
-        if not (changing and last == u):
-            end -= la.length[last] - la.usable[last]
+    if last >= 0 and la.end_kind[last] == LANE_DROP and not (changing and last == u):
+        end = seen.lane_end[i, EGO] - (la.length[last] - la.usable[last])
         nearest = min(nearest, end)
     out.obstacle[i] = nearest
     out.entry_hop[i], out.wants_in[i] = next_entry(
@@ -717,14 +715,22 @@ def _mobil(
         # A long vehicle keeps out of lanes closed to it (`roadsim.world.lane_info`).
         if la.tight[cand] == 2 and la.tight[u] < 2 and 2.0 * half >= LONG_VEHICLE:
             continue
-        # Wide enough for the vehicle here and a little further on.
+        # Wide enough for the vehicle here and a little further on (with a margin for a
+        # change it may do without: a truck must still leave a lane that drops for a
+        # 3 m lane).
         wide = True
+        margin = 0.0 if forced else WIDTH_MARGIN
         for ahead in (0.0, 15.0):
             lo, hi = bounds(la, cand, min(p + ahead, la.length[cand]))
-            wide = wide and hi - lo >= actors.width[k] + WIDTH_MARGIN
+            wide = wide and hi - lo >= actors.width[k] + margin
         # Room in the new lane: a voluntary change never goes into a lane about to drop.
+        # (a forced change may go on into the lane after the one it changes into, which
+        # often ends where the lane that drops does)
         room = 2.0 * half if forced else FORCED_RANGE + NO_CHANGE_BEFORE_END
-        if not wide or min(la.usable[cand], la.drop_at[cand]) - p <= room:
+        end = la.drop_at[cand]
+        if not (forced and la.next_count[cand] > 0):
+            end = min(la.usable[cand], end)
+        if not wide or end - p <= room:
             continue
         # Entry, exit and ramp lanes are for traffic that needs them, not for overtaking.
         if not (forced or through_lane[cand]):
