@@ -260,8 +260,9 @@ def _prepare_rows(
     see `roadsim._jit.njit_rows`).
 
     Progress ``p``, lane-change ``target``, and the lane the vehicle signals it moves into
-    (``extra_lane``, -1: none): the target of a change, or, before the end of a lane that
-    drops, the lane it merges into (a zipper). Whether it may consider a lane change this
+    (``extra_lane``, -1: none): the target of a change, or, within `MERGE_RANGE` of a drop
+    (``drop_at``), the lane it merges into (a zipper), unless it yields for now (its
+    timer runs, see `_mobil`). Whether it may consider a lane change this
     tick (``may_change``; the lane-change timers, by slot, are counted down here) and so
     ``want`` (the driver sensor's flags): the vehicle ahead always; the lights where a
     stop line lies within ``visibility`` (``light_ahead``: per lane, the distance from its

@@ -43,7 +43,7 @@ _LINE = 64  # bytes in a cache line
 _PIECE = 2.0  # m: a lane record shorter than this passes on the envelope after it
 
 
-MIN_FIT_WIDTH = 2.0  # m: a lane at least this wide is never too narrow (see `LaneInfo._fits`)
+MIN_FIT_WIDTH = 2.0  # m: a lane narrower than this is too narrow for traffic (`LaneInfo._fits`)
 _WIDTH_SAMPLES = 64  # points along a lane at which its width is looked at
 
 
@@ -53,7 +53,6 @@ class _Fits(NamedTuple):
     usable_from: FloatArray  # progress from which it is wide enough (0: from its start)
     narrows_mid: FloatArray  # where it gets too narrow and widens again later (inf: never)
     tail_from: FloatArray  # where the narrow stretch that reaches its end begins (length)
-    starts_narrow: BoolArray  # too narrow at its start
     widest: FloatArray  # its greatest width (m; inf for lanes not looked at)
 
 
@@ -287,14 +286,11 @@ class LaneInfo:
     def _fits(self, net: RoadNetwork) -> _Fits:
         """Where a vehicle fits in each drivable lane, from its widths (see `_Fits`).
 
-        A lane is narrow where it is narrower than `MIN_USABLE_WIDTH`, or than 80% of its
-        widest where it is narrower all along, but never where it is `MIN_FIT_WIDTH` or
-        wider (at the resolution of `_WIDTH_SAMPLES`)."""
+        A lane is narrow where it is narrower than `MIN_USABLE_WIDTH` or, for a lane
+        narrower than that all along, than 80% of its widest; and always where it is
+        narrower than `MIN_FIT_WIDTH` (at the resolution of `_WIDTH_SAMPLES`)."""
         n = self.n
-        out = _Fits(
-            np.zeros(n), np.full(n, np.inf), np.copy(self.length), np.zeros(n, bool),
-            np.full(n, np.inf),
-        )  # fmt: skip
+        out = _Fits(np.zeros(n), np.full(n, np.inf), np.copy(self.length), np.full(n, np.inf))
         lanes = np.flatnonzero(self.drivable & (self.length > 0.0))
         if lanes.size == 0:
             return out
@@ -307,7 +303,6 @@ class LaneInfo:
         wide = ~narrow
         first_wide = np.where(wide.any(axis=1), frac[wide.argmax(axis=1)] * length, length)
         out.usable_from[lanes] = np.where(narrow[:, 0], first_wide, 0.0)
-        out.starts_narrow[lanes] = narrow[:, 0]
         # A narrow stretch past the start with a wide one after it, within the lane.
         wide_later = np.flip(np.logical_or.accumulate(np.flip(wide, axis=1), axis=1), axis=1)
         mid = narrow[:, :-1] & wide_later[:, 1:] & (at[:, :-1] > out.usable_from[lanes, None])
