@@ -454,16 +454,13 @@ def _merge_lanes(info: LaneInfo) -> IntArray:
     for other lanes. (A vehicle asks to merge in the lane before the one that drops, too:
     else one beside it in the lane it merges into may come alongside it unasked, and
     each then waits for the other.)"""
-    graph = info.net.graph
     out = np.full(info.n, -1, dtype=np.int64)
     drops = np.flatnonzero(np.isfinite(info.drop_at) & info.drivable)
     best = np.full(drops.size, -np.inf)
-    for neighbour in (graph.left_uid, graph.right_uid):
-        cand = neighbour[drops]
-        c = np.maximum(cand, 0)
-        ok = (cand >= 0) & info.drivable[c] & (info.sign[c] == info.sign[drops])
-        reach = info.drop_at[c]
-        better = ok & (reach > info.drop_at[drops]) & (reach > best)
+    for column in (0, 1):  # (left, then right)
+        cand = info.beside[drops, column]
+        reach = info.drop_at[np.maximum(cand, 0)]
+        better = (cand >= 0) & (reach > info.drop_at[drops]) & (reach > best)
         out[drops[better]] = cand[better]
         best = np.where(better, reach, best)
     return out

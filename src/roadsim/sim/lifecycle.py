@@ -136,19 +136,16 @@ class Respawner:
         return next_id
 
     def _reaching_into(self, state: WorldState, on: IntArray) -> IntArray:
-        """The lane of its direction beside its own that the body of each vehicle ``on``
+        """The drivable lane of its direction beside its own that the body of each vehicle ``on``
         reaches into (-1: none): one that has just changed lanes still stands partly in
         the lane it left, where no other vehicle may come back behind it."""
-        info, graph = self.info, self.info.net.graph
+        info = self.info
         uid, s = state.uid[on], state.s[on]
         # Offset from the lane's centre line toward the left of the direction of travel.
         offset = (state.t[on] - info.net.uid_t_center(uid, s)) * np.sign(info.sign[uid])
         room = 0.5 * (np.abs(info.net.uid_width(uid, s)) - state.width[on])
-        side = np.where(
-            offset > room, graph.left_uid[uid], np.where(-offset > room, graph.right_uid[uid], -1)
-        )
-        same = (side >= 0) & (info.sign[np.maximum(side, 0)] == info.sign[uid])
-        out: IntArray = np.where(same, side, -1)
+        left, right = info.beside[uid, 0], info.beside[uid, 1]
+        out: IntArray = np.where(offset > room, left, np.where(-offset > room, right, -1))
         return out
 
 

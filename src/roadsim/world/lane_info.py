@@ -53,6 +53,7 @@ class _Fits(NamedTuple):
     usable_from: FloatArray  # progress from which it is wide enough (0: from its start)
     narrows_mid: FloatArray  # where it gets too narrow and widens again later (inf: never)
     tail_from: FloatArray  # where the narrow stretch that reaches its end begins (length)
+    drop_end: FloatArray  # the same where narrower than `MIN_USABLE_WIDTH` (length)
     widest: FloatArray  # its greatest width (m; inf for lanes not looked at)
 
 
@@ -82,6 +83,8 @@ class LaneInfo:
             a lane that gets too narrow on the way, see ``usable``).
         prev_ptr, prev_idx: CSR of the drivable predecessors.
         first_next, first_prev: The first drivable successor and predecessor (-1: none).
+        beside: The drivable lanes of the same direction of travel to the left and to the
+            right of each lane (columns 0 and 1; -1: none), shape (n, 2).
         end_kind: CONTINUES, LANE_DROP (no successor but its section's other drivable
             lanes go on, or a lane that gets too narrow on the way with a drivable lane of
             its direction beside it) or MAP_EDGE (the road network ends there).
@@ -144,6 +147,10 @@ class LaneInfo:
         dst = graph.succ_idx.astype(np.int64)
         keep = self.drivable[dst]
         src, dst = src[keep], dst[keep]
+        side = np.stack([graph.left_uid, graph.right_uid], axis=1)
+        at = np.maximum(side, 0)
+        same_way = (side >= 0) & self.drivable[at] & (self.sign[at] == self.sign[:, None])
+        self.beside: IntArray = np.where(same_way, side, -1).astype(np.int64)
         fits = self._fits(net)
         self.usable_from: FloatArray = fits.usable_from
         self.widest: FloatArray = fits.widest
@@ -151,12 +158,9 @@ class LaneInfo:
         # lane), or that ends narrow (a ramp that tapers and links into the lane beside it,
         # or into a lane as narrow), leads nowhere where a lane of its direction runs
         # beside it: its traffic merges out before it as before a lane drop.
-        side = np.stack([graph.left_uid, graph.right_uid], axis=1)
-        at = np.maximum(side, 0)
-        beside = (side >= 0) & self.drivable[at] & (self.sign[at] == self.sign[:, None])
         ends_narrow = fits.tail_from < self.length
         narrows_at = np.minimum(fits.narrows_mid, np.where(ends_narrow, fits.tail_from, np.inf))
-        narrows_at[~beside.any(axis=1) | (self.junction >= 0)] = np.inf
+        narrows_at[~(self.beside >= 0).any(axis=1) | (self.junction >= 0)] = np.inf
         keep = ~np.isfinite(narrows_at[src])
         src, dst = src[keep], dst[keep]
         src, dst = bypass_empty(src, dst, self.length, self.drivable)
@@ -182,7 +186,9 @@ class LaneInfo:
         end[dead] = np.where(side_goes_on[side[dead]], LANE_DROP, MAP_EDGE)
         end[np.isfinite(narrows_at)] = LANE_DROP
         self.end_kind: IntArray = end
-        self.usable: FloatArray = np.minimum(self._usable_lengths(net), narrows_at)
+        # (a lane that drops ends where it gets narrower than `MIN_USABLE_WIDTH`)
+        dropped = np.where(end == LANE_DROP, fits.drop_end, self.length)
+        self.usable: FloatArray = np.minimum(dropped, narrows_at)
         self.drop_at: FloatArray = self._drop_distances()
         self.stop_lines = stop_lines
         self.stop_p, self.stop_signal = self._first_stops(stop_lines)
@@ -255,24 +261,6 @@ class LaneInfo:
             out = np.where(single, np.minimum(out, self.length + out[nxt]), out)
         return out
 
-    def _usable_lengths(self, net: RoadNetwork) -> FloatArray:
-        """Progress up to which a car fits in the lane: its length, except for lanes that
-        drop, which end where they narrow below `MIN_USABLE_WIDTH`."""
-        usable = self.length.copy()
-        drops = np.flatnonzero(self.end_kind == LANE_DROP)
-        if drops.size == 0:
-            return usable
-        frac, width = self._widths(net, drops)
-        steps = frac.size
-        narrow = width < MIN_USABLE_WIDTH
-        # The first sample of the narrow stretch that reaches the lane's end.
-        wide_at = np.where(~narrow, np.arange(steps), -1).max(axis=1)
-        first_narrow = np.minimum(wide_at + 1, steps - 1)
-        usable[drops] = np.where(
-            narrow[:, -1], frac[first_narrow] * self.length[drops], self.length[drops]
-        )
-        return usable
-
     def _widths(self, net: RoadNetwork, lanes: IntArray) -> tuple[FloatArray, FloatArray]:
         """The widths of ``lanes`` at `_WIDTH_SAMPLES` points from start to end: ``(frac,
         width)``, the points as fractions of each lane's length and the widths (m), shape
@@ -290,7 +278,10 @@ class LaneInfo:
         narrower than that all along, than 80% of its widest; and always where it is
         narrower than `MIN_FIT_WIDTH` (at the resolution of `_WIDTH_SAMPLES`)."""
         n = self.n
-        out = _Fits(np.zeros(n), np.full(n, np.inf), np.copy(self.length), np.full(n, np.inf))
+        out = _Fits(
+            np.zeros(n), np.full(n, np.inf), self.length.copy(), self.length.copy(),
+            np.full(n, np.inf),
+        )  # fmt: skip
         lanes = np.flatnonzero(self.drivable & (self.length > 0.0))
         if lanes.size == 0:
             return out
@@ -308,10 +299,10 @@ class LaneInfo:
         mid = narrow[:, :-1] & wide_later[:, 1:] & (at[:, :-1] > out.usable_from[lanes, None])
         hit = mid.any(axis=1)
         out.narrows_mid[lanes[hit]] = at[hit, mid[hit].argmax(axis=1)]
-        # The narrow stretch that reaches the lane's end.
-        last_wide = np.where(wide, np.arange(frac.size), -1).max(axis=1)
-        tail = at[np.arange(lanes.size), np.minimum(last_wide + 1, frac.size - 1)]
-        out.tail_from[lanes] = np.where(narrow[:, -1], tail, length)
+        # The narrow stretch that reaches the lane's end, and for a lane that drops, the
+        # stretch narrower than `MIN_USABLE_WIDTH` that does.
+        out.tail_from[lanes] = _end_stretch(narrow, at, length)
+        out.drop_end[lanes] = _end_stretch(width < MIN_USABLE_WIDTH, at, length)
         return out
 
     def _speed_limits(self, net: RoadNetwork) -> FloatArray:
@@ -454,9 +445,9 @@ class LaneInfo:
         """The lanes (by uid) a long vehicle on one of the lanes ``start`` may come to:
         at every fork it takes a successor it avoids least (`tight`;
         `roadsim.world.lane_kernels.choose_next`) or, following the scenario's route,
-        `route_next`; and it changes only into lanes not closed to it, or from a lane
-        that drops into any lane beside it."""
-        graph = self.net.graph
+        `route_next`; and it changes only into lanes `beside` it not closed to it, or
+        from a lane that drops into any of them (as traffic does,
+        `roadsim.agents.traffic_kernels`)."""
         seen = np.zeros(self.n, dtype=bool)
         todo = [int(u) for u in np.unique(start) if u >= 0]
         seen[todo] = True
@@ -467,8 +458,8 @@ class LaneInfo:
             if self.route_next[u] >= 0:
                 ways = np.append(ways, self.route_next[u])
             drops = self.end_kind[u] == LANE_DROP
-            for side in (int(graph.left_uid[u]), int(graph.right_uid[u])):
-                if side >= 0 and self.drivable[side] and (drops or self.tight[side] < 2):
+            for side in self.beside[u].tolist():
+                if side >= 0 and (drops or self.tight[side] < 2):
                     ways = np.append(ways, side)
             for w in ways.tolist():
                 if not seen[w]:
@@ -488,13 +479,12 @@ class LaneInfo:
         long vehicles outside them (`roadsim.sim.build`)."""
         drivable = self.drivable.astype(bool)
         closed = sharp & drivable
-        graph = self.net.graph
         owner = np.repeat(np.arange(self.n), self.next_count)
         leads_on = self.next_count > 0
         drops = np.flatnonzero(self.end_kind == LANE_DROP)
-        beside = np.stack([graph.left_uid[drops], graph.right_uid[drops]], axis=1)
+        beside = self.beside[drops]
         at = np.maximum(beside, 0)
-        alongside = (beside >= 0) & drivable[at] & (self.sign[at] == self.sign[drops, None])
+        alongside = beside >= 0
         while True:  # back from the sharp turns, a lane a round
             every = np.ones(self.n, dtype=bool)
             np.logical_and.at(every, owner, closed[self.next_idx])
@@ -515,6 +505,15 @@ class LaneInfo:
     def road_s(self, uid: IntArray, p: FloatArray) -> FloatArray:
         """The road s at progress ``p`` on each lane record."""
         return np.where(self.sign[uid] >= 0, self.s0[uid] + p, self.s1[uid] - p)
+
+
+def _end_stretch(narrow: BoolArray, at: FloatArray, length: FloatArray) -> FloatArray:
+    """Per row, where the run of ``narrow`` samples (at progress ``at``) that reaches the
+    row's last sample begins; ``length`` where the last sample is not narrow."""
+    last_wide = np.where(~narrow, np.arange(narrow.shape[1]), -1).max(axis=1)
+    first = np.minimum(last_wide + 1, narrow.shape[1] - 1)
+    out: FloatArray = np.where(narrow[:, -1], at[np.arange(at.shape[0]), first], length)
+    return out
 
 
 def _cache_aligned(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
