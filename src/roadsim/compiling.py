@@ -150,7 +150,7 @@ def _compile_one(name: str, signature: tuple[Any, ...]) -> bool:
         return False
     try:
         dispatcher.compile(signature)
-    except (NumbaError, TypeError):  # a stale entry: the scenarios compile what is needed
+    except (NumbaError, TypeError, IndexError):  # a stale entry (IndexError: fewer arguments)
         return False
     return True
 

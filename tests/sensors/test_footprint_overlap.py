@@ -20,6 +20,7 @@ from tests.sensors import roads
 from tests.sensors.test_driver import (
     CAR,
     HALF,
+    TRUCK,
     Y1,
     Y2,
     Y3,
@@ -155,3 +156,33 @@ def test_a_car_standing_on_the_end_of_a_driving_lane_is_seen(
     assert front.id == car
     assert front.relative_longitudinal_distance == pytest.approx(car_x - x - CAR.length)
     assert front.relative_lateral_distance == pytest.approx(car_y - y)
+
+
+# -- the nearest footprint, not the nearest centre ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ego_x", "truck_x", "car_x", "ahead"),
+    [
+        # The truck's rear at 44, the car's at 44.7 though its centre (47) comes first.
+        (30.0, 50.0, 47.0, True),
+        # Behind: the truck's front at 56, the car's at 55.3, its centre (53) nearer.
+        (70.0, 50.0, 53.0, False),
+    ],
+    ids=["ahead", "behind"],
+)
+def test_a_truck_is_seen_before_a_car_beside_it_whose_centre_is_nearer(
+    maps: dict[str, str], ego_x: float, truck_x: float, car_x: float, ahead: bool
+) -> None:
+    # The car straddles lanes -2 and -3 (its centre in -3, 0.75 m of it in -2), as one
+    # changing lanes beside a truck does.
+    sim = simulation(maps["straight"], ego=("1", -2, 30.0), vehicles=2)
+    place(sim, 0, ego_x, Y2)
+    truck_slot, car_slot = traffic_slots(sim)
+    truck = place(sim, truck_slot, truck_x, Y2, model="truck")
+    place(sim, car_slot, car_x, -7.2)
+    objects = ego_view(sim).surrounding_objects
+    found = objects.object_front if ahead else objects.object_rear
+    assert found.id == truck
+    expected = abs(truck_x - ego_x) - HALF - 0.5 * TRUCK.length
+    assert found.relative_longitudinal_distance == pytest.approx(expected if ahead else -expected)

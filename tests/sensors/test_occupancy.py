@@ -11,7 +11,13 @@ import roadsim
 from roadsim._trig import sin_cos
 from roadsim.sensors.driver import DriverSensor
 from roadsim.sensors.driver_kernels import Out, _pick, search_ahead, search_behind, step_lane
-from roadsim.sensors.occupancy import LaneOccupancy, across_bend, footprints, occupancy
+from roadsim.sensors.occupancy import (
+    LaneOccupancy,
+    across_bend,
+    footprints,
+    occupancy,
+    sort_entries,
+)
 from roadsim.sim.build import MODEL_NAMES
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import (
@@ -165,14 +171,16 @@ def _ahead_reference(
     occ: LaneOccupancy, sensor: DriverSensor, me: int, lane: int, q: float, salt: np.uint64,
     limit: float,
 ) -> tuple[int, float]:  # fmt: skip
-    """The first entry ahead of q in the lane, else the rearmost of the next lanes of the
-    route (along the lane's driving direction) that is not the vehicle itself; where a
-    drivable lane has no drivable successor, the route goes on into one of the map's."""
+    """Of the entries ahead of q in the lane and along the next lanes of the route (along
+    the lane's driving direction; where a drivable lane has no drivable successor, the
+    route goes on into one of the map's) whose centres lie within the limit, not the
+    vehicle itself, the one whose footprint comes nearest (the first of equals)."""
     la, tab = sensor.info.arrays, sensor.tables
-    entries = [e for e in range(occ.ptr[lane], occ.ptr[lane + 1]) if occ.slot[e] != me]
-    ahead = [e for e in entries if occ.p[e] > q]
-    if ahead:
-        return int(occ.slot[ahead[0]]), float(occ.p[ahead[0]] - q)
+    found = [
+        (occ.p[e] - q, e)
+        for e in range(occ.ptr[lane], occ.ptr[lane + 1])
+        if occ.slot[e] != me and occ.p[e] > q
+    ]
     offset, cur = la.length[lane] - q, lane
     while offset <= limit:
         nxt = step_lane(la, tab, salt, cur, True)
@@ -181,47 +189,63 @@ def _ahead_reference(
         cur = nxt
         if cur < 0:
             break
-        others = [e for e in range(occ.ptr[cur], occ.ptr[cur + 1]) if occ.slot[e] != me]
-        if others:
-            return int(occ.slot[others[0]]), float(offset + occ.p[others[0]])
+        found += [
+            (offset + occ.p[e], e)
+            for e in range(occ.ptr[cur], occ.ptr[cur + 1])
+            if occ.slot[e] != me
+        ]
         offset += la.length[cur]
-    return -1, np.inf
+    return _nearest_footprint(occ, found, limit)
+
+
+def _nearest_footprint(
+    occ: LaneOccupancy, found: list[tuple[float, int]], limit: float
+) -> tuple[int, float]:
+    """``(slot, centre distance)`` of the entry of ``found`` (centre distance, entry)
+    within the limit whose footprint comes nearest; (-1, inf) for none."""
+    best, best_d, best_near = -1, np.inf, np.inf
+    for d, e in found:
+        near = d - occ.reach[occ.slot[e]]
+        if d <= limit and near < best_near:
+            best, best_d, best_near = int(occ.slot[e]), float(d), near
+    return best, best_d
 
 
 def _behind_reference(
     occ: LaneOccupancy, sensor: DriverSensor, me: int, lane: int, q: float, limit: float
-) -> float:
-    """Distance to the nearest entry at or behind q, over every chain of predecessors
-    (Dijkstra: a drivable lane's drivable ones, or the map's where it has none); inf for
-    none within the limit."""
+) -> tuple[int, float]:
+    """Of the entries at or behind q, over every chain of predecessors (a drivable lane's
+    drivable ones, or the map's where it has none) at their nearest, whose centres lie
+    within the limit, the one whose footprint comes nearest."""
     la, graph = sensor.info.arrays, sensor.info.net.graph
-    back = [e for e in range(occ.ptr[lane], occ.ptr[lane + 1]) if occ.slot[e] != me]
-    back = [e for e in back if occ.p[e] <= q]
-    if back:
-        return float(q - occ.p[back[-1]])
 
     def preds(u: int) -> list[int]:
         if la.drivable[u] and la.prev_ptr[u + 1] > la.prev_ptr[u]:
             return la.prev_idx[la.prev_ptr[u] : la.prev_ptr[u + 1]].tolist()  # type: ignore[no-any-return]
         return graph.pred_idx[graph.pred_ptr[u] : graph.pred_ptr[u + 1]].tolist()  # type: ignore[no-any-return]
 
+    nearest: dict[int, float] = {}  # entry: its centre distance by the shortest way
+    for e in range(occ.ptr[lane], occ.ptr[lane + 1]):
+        if occ.slot[e] != me and occ.p[e] <= q:
+            nearest[e] = q - occ.p[e]
     heap = [(q, v) for v in preds(lane)]
     heapq.heapify(heap)
-    best = np.inf
+    done: set[int] = set()
     while heap:
         off, v = heapq.heappop(heap)
-        if off > limit or off >= best:
+        if off > limit or v in done:
             continue
-        here = [e for e in range(occ.ptr[v], occ.ptr[v + 1]) if occ.slot[e] != me]
-        if here:
-            best = min(best, off + la.length[v] - occ.p[here[-1]])
-            continue
+        done.add(v)
+        for e in range(occ.ptr[v], occ.ptr[v + 1]):
+            if occ.slot[e] != me:
+                nearest[e] = min(nearest.get(e, np.inf), off + la.length[v] - occ.p[e])
         for w in preds(v):
             heapq.heappush(heap, (off + la.length[v], w))
-    return best
+    return _nearest_footprint(occ, [(d, e) for e, d in nearest.items()], limit)
 
 
-def test_searches_ahead_and_behind_match_the_references(info: LaneInfo) -> None:
+@pytest.mark.parametrize("longest", [0.0, 8.0], ids=["centres", "footprints"])
+def test_searches_ahead_and_behind_match_the_references(info: LaneInfo, longest: float) -> None:
     sensor = DriverSensor(info, TrafficLightPlan.from_network(info.net), MODEL_NAMES)
     la, tab = info.arrays, sensor.tables
     rng = np.random.default_rng(2)
@@ -230,18 +254,20 @@ def test_searches_ahead_and_behind_match_the_references(info: LaneInfo) -> None:
     uid = rng.choice(lanes, n)
     p = rng.uniform(0.0, 1.0, n) * info.length[uid]
     salt = rng.integers(0, 2**63 - 1, n).astype(np.uint64)
-    occ = occupancy(info.n, np.arange(n), uid, p, np.zeros(n))
+    # With reaches of up to 8 m, the nearest footprint is often not the nearest centre.
+    occ = occupancy(info.n, np.arange(n), uid, p, rng.uniform(0.0, longest, n))
     scratch = Out.empty(1, 1, 1, 1)
     limit = 150.0
     found_ahead = found_behind = 0
     for i in range(n):
         lane, q = int(uid[i]), float(p[i])
-        slot, d, _, _ = search_ahead(la, tab, occ, i, salt[i], lane, True, q, limit)
+        slot, d, _, _ = search_ahead(la, tab, occ, i, salt[i], lane, True, q, 0.0, limit)
         want_slot, want_d = _ahead_reference(occ, sensor, i, lane, q, salt[i], limit)
         assert (slot, d) == (want_slot, pytest.approx(want_d, abs=1e-9))
         found_ahead += slot >= 0
-        slot, d, _, _ = search_behind(la, tab, occ, i, lane, True, q, limit, scratch, 0)
-        assert d == pytest.approx(_behind_reference(occ, sensor, i, lane, q, limit), abs=1e-9)
+        slot, d, _, _ = search_behind(la, tab, occ, i, lane, True, q, 0.0, limit, scratch, 0)
+        want_slot, want_d = _behind_reference(occ, sensor, i, lane, q, limit)
+        assert (slot, d) == (want_slot, pytest.approx(want_d, abs=1e-9))
         found_behind += slot >= 0
     # The test sees objects in the lane and along the lanes ahead and behind.
     assert found_ahead > n // 4 and found_behind > n // 4
@@ -298,3 +324,43 @@ def test_a_truck_following_a_bend_stays_within_its_lane() -> None:
     # An aligned car on a bend: its corners lie outward of the lane, its middle not.
     lo, hi = across_bend(4.6, 1.8, 1.0, 0.0, 1.0 / 20.0)
     assert hi == pytest.approx(0.9) and lo < -0.9
+
+
+@pytest.mark.parametrize(
+    ("at", "signalling", "seen"),
+    [
+        (53.0, True, False),  # level with the truck (its rear at 50.7, the truck's front 56)
+        (53.0, False, True),  # in the lane: seen however near
+        (60.0, True, True),  # ahead of the truck (its rear at 57.7): seen
+        (47.0, True, False),  # level, its centre behind the truck's
+    ],
+    ids=["level", "in-lane", "ahead", "level-behind"],
+)
+def test_a_car_signalling_into_the_lane_is_passed_over_while_level_with_the_driver(
+    info: LaneInfo, at: float, signalling: bool, seen: bool
+) -> None:
+    """A car signalling a change into the lane beside it is entered in that lane too, so
+    that the vehicles behind it there make room; a 12 m truck it is level with took it
+    for its leader at a gap of 0 and stood until it had gone, and on a lane drop the
+    next one came level: the truck stood for minutes (esmini's multi_lanesections)."""
+    sensor = DriverSensor(info, TrafficLightPlan.from_network(info.net), MODEL_NAMES)
+    la, tab = info.arrays, sensor.tables
+    lane = int(np.flatnonzero(info.drivable & (info.length > 150.0))[0])
+    truck, car, other_ahead, other_behind = 0, 1, 2, 3
+    slot, uid, p, signal, ptr = sort_entries(
+        info.n,
+        np.array([truck, car, other_ahead, other_behind]),
+        np.full(4, lane),
+        np.array([50.0, at, 90.0, 10.0]),
+    )
+    signal[slot == car] = signalling
+    reach = np.array([6.0, 2.3, 2.3, 2.3])
+    occ = LaneOccupancy(slot, uid, p, signal, ptr, reach, 6.0)
+    salt, limit = np.uint64(1), 150.0
+    found, *_ = search_ahead(la, tab, occ, truck, salt, lane, True, 50.0, 6.0, limit)
+    found_behind, *_ = search_behind(
+        la, tab, occ, truck, lane, True, 50.0, 6.0, limit, Out.empty(1, 1, 1, 1), 0
+    )
+    car_ahead = at > 50.0
+    assert found == (car if seen and car_ahead else other_ahead)
+    assert found_behind == (car if seen and not car_ahead else other_behind)

@@ -324,6 +324,52 @@ def _onward(la: LaneArrays, tab: Tables, salt: np.uint64, u: int, forward: bool)
 
 
 @njit_leaf
+def _nearer(
+    occ: LaneOccupancy, k: int, d: float, best: tuple[int, float, float, int, float], rec: int
+) -> tuple[int, float, float, int, float]:
+    """``best`` or entry k at centre distance d on lane ``rec``, whichever footprint
+    comes nearer: ``(slot, centre distance, near end's distance, lane, progress)``."""
+    o = int(occ.slot[k])
+    near = d - occ.reach[o]
+    if near < best[2]:
+        return o, d, near, rec, float(occ.p[k])
+    return best
+
+
+@njit_leaf
+def _scan(
+    occ: LaneOccupancy,
+    rec: int,
+    k: int,
+    up: bool,
+    me: int,
+    off: float,
+    length: float,
+    half: float,
+    limit: float,
+    best: tuple[int, float, float, int, float],
+) -> tuple[int, float, float, int, float]:
+    """`_nearer` over the entries of lane ``rec`` from index k on in the direction ``up``
+    (increasing progress) or down, their centre distances ``off`` plus their progress
+    (up) or the lane's ``length`` less it (down), as long as a footprint may still come
+    nearer: no actor reaches further than ``occ.far`` from its centre.
+
+    A vehicle signalling a change into the lane is passed over while it is level with
+    the driver (their extents along the lane overlap; ``half``: the driver's half
+    length): it is not in the lane yet, and it is for it to fall in ahead or behind."""
+    k = _from(occ, rec, k, up, me)
+    while k >= 0:
+        p = occ.p[k]
+        d = off + (p if up else length - p)
+        if d > limit or d - occ.far >= best[2]:
+            break
+        if not (occ.signalling[k] and d - occ.reach[occ.slot[k]] < half):
+            best = _nearer(occ, k, d, best, rec)
+        k = _from(occ, rec, k + 1 if up else k - 1, up, me)
+    return best
+
+
+@njit_leaf
 def search_ahead(
     la: LaneArrays,
     tab: Tables,
@@ -333,27 +379,29 @@ def search_ahead(
     x: int,
     aligned: bool,
     q: float,
+    half: float,
     limit: float,
 ) -> tuple[int, float, int, float]:
-    """The nearest entry ahead of progress q on lane ``x`` and its stream (``aligned``:
-    the driver heads along ``x``'s driving direction): ``(slot, centre distance, lane,
-    progress)``; slot -1 where there is none within ``limit`` metres."""
+    """The entry ahead of progress q on lane ``x`` and its stream (``aligned``: the
+    driver heads along ``x``'s driving direction) whose footprint comes nearest:
+    ``(slot, centre distance, lane, progress)``; slot -1 where no centre lies within
+    ``limit`` metres. The nearest centre need not be that entry: a car beside a truck
+    (one changing lanes, one straddling two) may have its centre ahead of the truck's
+    and its rear behind the truck's."""
     rec, first = x, True
+    best = (-1, _INF, _INF, -1, 0.0)
     # Distance from the driver's centre to the record's end where the search enters it.
     off = -q if aligned else q - la.length[x]
-    while rec >= 0 and off <= limit:
+    while rec >= 0 and off <= limit and off - occ.far < best[2]:
         if first:
             k = upper(occ, rec, q) if aligned else lower(occ, rec, q) - 1
         else:
             k = occ.ptr[rec] if aligned else occ.ptr[rec + 1] - 1
-        k = _from(occ, rec, k, aligned, me)
-        if k >= 0:
-            p = occ.p[k]
-            return int(occ.slot[k]), off + (p if aligned else la.length[rec] - p), int(rec), p
+        best = _scan(occ, rec, k, aligned, me, off, la.length[rec], half, limit, best)
         off += la.length[rec]
         rec = _onward(la, tab, salt, rec, aligned)
         first = False
-    return -1, _INF, -1, 0.0
+    return best[0], best[1], best[3], best[4]
 
 
 @njit_leaf
@@ -401,37 +449,37 @@ def search_behind(
     x: int,
     aligned: bool,
     q: float,
+    half: float,
     limit: float,
     out: Out,
     c: int,
 ) -> tuple[int, float, int, float]:
-    """The nearest entry behind progress q on lane ``x`` (at q or behind it), over every
-    branch of the lanes behind: ``(slot, centre distance >= 0, lane, progress)``; slot -1
-    where there is none within ``limit`` metres. Uses chunk c's stack."""
+    """The entry behind progress q on lane ``x`` (at q or behind it), over every branch
+    of the lanes behind, whose footprint comes nearest (as `search_ahead`): ``(slot,
+    centre distance >= 0, lane, progress)``; slot -1 where no centre lies within
+    ``limit`` metres. Uses chunk c's stack."""
     up = not aligned  # the search runs toward increasing progress on x
     k = upper(occ, x, q) - 1 if aligned else lower(occ, x, q)
-    k = _from(occ, x, k, up, me)
-    if k >= 0:
-        p = occ.p[k]
-        return int(occ.slot[k]), (q - p if aligned else p - q), int(x), p
-    best, best_d, best_rec, best_p = -1, _INF, -1, 0.0
+    # Centre distances on x are q - p (aligned: down from q) or p - q (up from q).
+    length = la.length[x]
+    best = _scan(occ, x, k, up, me, -q if up else q - length, length, half, limit,
+                 (-1, _INF, _INF, -1, 0.0))  # fmt: skip
+    # The lanes behind, while a footprint there may come nearer than the nearest yet.
     # (np.int64: a literal 0 would compile _push twice; see _objects.)
-    top = _push(la, tab, x, up, la.length[x] - q if up else q, np.int64(0), out, c)
+    beyond, top = length - q if up else q, 0
+    if beyond <= limit and beyond - occ.far < best[2]:
+        top = _push(la, tab, x, up, beyond, np.int64(0), out, c)
     while top > 0:
         top -= 1
         rec, off = out.stack_lane[c, top], out.stack_off[c, top]
-        if off > limit or off >= best_d:
+        if off > limit or off - occ.far >= best[2]:
             continue
         k = occ.ptr[rec] if up else occ.ptr[rec + 1] - 1
-        k = _from(occ, rec, k, up, me)
-        if k >= 0:
-            p = occ.p[k]
-            d = off + (p if up else la.length[rec] - p)
-            if d < best_d:
-                best, best_d, best_rec, best_p = int(occ.slot[k]), d, int(rec), p
-            continue
-        top = _push(la, tab, rec, up, off + la.length[rec], top, out, c)
-    return best, best_d, best_rec, best_p
+        best = _scan(occ, rec, k, up, me, off, la.length[rec], half, limit, best)
+        beyond = off + la.length[rec]
+        if beyond <= limit and beyond - occ.far < best[2]:
+            top = _push(la, tab, rec, up, beyond, top, out, c)
+    return best[0], best[1], best[3], best[4]
 
 
 # -- one row ----------------------------------------------------------------------------------------
@@ -836,12 +884,12 @@ def _objects(
         elif j == RIGHT:
             front, rear = FRONT_RIGHT, REAR_RIGHT
         if j != EGO or w & WANT_FRONT:
-            found = search_ahead(la, tab, occ, k, salt, x, aligned, q, limit)
+            found = search_ahead(la, tab, occ, k, salt, x, aligned, q, half, limit)
             # (np.bool_: a literal True and False would compile _object twice.)
             _object(la, occ, actors, out, i, front, k, found, np.bool_(True), aligned, vis,
                     sign, e0, q0, x, q, full)  # fmt: skip
         if j != EGO or w & WANT_REAR:
-            found = search_behind(la, tab, occ, k, x, aligned, q, limit, out, c)
+            found = search_behind(la, tab, occ, k, x, aligned, q, half, limit, out, c)
             _object(la, occ, actors, out, i, rear, k, found, np.bool_(False), aligned, vis,
                     sign, e0, q0, x, q, full)  # fmt: skip
 

@@ -41,6 +41,8 @@ class LaneOccupancy(NamedTuple):
         slot: Actor slot of each entry.
         uid: Lane uid of each entry.
         p: Progress of the actor's centre along that lane record (m).
+        signalling: Whether the entry is a vehicle signalling a change into the lane
+            rather than one whose footprint is in it (`footprints`' ``extra``).
         ptr: CSR pointers by lane uid: lane ``u``'s entries are ``ptr[u]:ptr[u + 1]``.
         reach: Per actor slot, half its extent along its own lane (m): half its length
             for an actor aligned with the lane, half its width for one standing across.
@@ -52,6 +54,7 @@ class LaneOccupancy(NamedTuple):
     slot: IntArray
     uid: IntArray
     p: FloatArray
+    signalling: BoolArray
     ptr: IntArray
     reach: FloatArray
     far: float
@@ -151,8 +154,9 @@ def _footprints(
     extra_lane: IntArray,
     extra_p: FloatArray,
     chunks: int,
-) -> tuple[IntArray, IntArray, FloatArray, IntArray, FloatArray, float]:
-    """`footprints` in one compiled call: ``(slot, uid, p, ptr, reach, far)``. Two passes
+) -> tuple[IntArray, IntArray, FloatArray, BoolArray, IntArray, FloatArray, float]:
+    """`footprints` in one compiled call: ``(slot, uid, p, signalling, ptr, reach,
+    far)``. Two passes
     over the threads: `_place` (entries, counted by lane; again with more room where a
     chunk's did not fit), then `_sort_lanes`; between them only the size of the result
     is found."""
@@ -198,11 +202,12 @@ def _footprints(
     out_slot = np.empty(total, dtype=np.int64)
     out_uid = np.empty(total, dtype=np.int64)
     out_p = np.empty(total)
+    out_signalling = np.empty(total, dtype=np.bool_)
     _sort_lanes(
         chunks, placed, extra_slot, extra_lane, extra_p, np.empty(lanes, dtype=np.int64),
-        out_slot, out_uid, out_p,
+        out_slot, out_uid, out_p, out_signalling,
     )  # fmt: skip
-    return out_slot, out_uid, out_p, placed.ptr, reach, far
+    return out_slot, out_uid, out_p, out_signalling, placed.ptr, reach, far
 
 
 @njit
@@ -447,6 +452,7 @@ def _sort_lane_rows(
     out_slot: IntArray,
     out_uid: IntArray,
     out_p: FloatArray,
+    out_signalling: BoolArray,
     c: int,
     chunks: int,
 ) -> None:
@@ -488,33 +494,41 @@ def _sort_lane_rows(
                 lane = placed.stray_lane[e]
                 if lo_lane <= lane < hi_lane:
                     k, q = placed.stray_slot[e], placed.stray_p[e]
-                    _insert(ptr, fill, out_slot, out_uid, out_p, k, lane, q)
+                    _insert(ptr, fill, out_slot, out_uid, out_p, out_signalling, k, lane, q, False)
             continue
         e = room * (c * n // chunks)
         end = e + placed.side_count[c]
         for k in range(c * n // chunks, (c + 1) * n // chunks):
             lane = placed.lane[k]
             if lo_lane <= lane < hi_lane:
-                _insert(ptr, fill, out_slot, out_uid, out_p, k, lane, placed.p[k])
+                _insert(
+                    ptr, fill, out_slot, out_uid, out_p, out_signalling, k, lane, placed.p[k], False
+                )
             while e < end and placed.side_slot[e] == k:
                 lane = placed.side_lane[e]
                 if lo_lane <= lane < hi_lane:
-                    _insert(ptr, fill, out_slot, out_uid, out_p, k, lane, placed.side_p[e])
+                    _insert(
+                        ptr, fill, out_slot, out_uid, out_p, out_signalling, k, lane,
+                        placed.side_p[e], False,
+                    )  # fmt: skip
                 e += 1
     for e in range(extra_lane.shape[0]):
         lane = extra_lane[e]
         if lo_lane <= lane < hi_lane:
-            _insert(ptr, fill, out_slot, out_uid, out_p, extra_slot[e], lane, extra_p[e])
+            _insert(
+                ptr, fill, out_slot, out_uid, out_p, out_signalling, extra_slot[e], lane,
+                extra_p[e], True,
+            )  # fmt: skip
 
 
 _sort_lanes = njit_rows(_sort_lane_rows)
 
 
 @njit
-def _runs(ptr: IntArray) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+def _runs(ptr: IntArray) -> tuple[IntArray, IntArray, IntArray, FloatArray, BoolArray]:
     """Turns the counts by lane in ``ptr[1:]`` into the lanes' run starts, in place, and
     returns the first free place of each run and the sorted entries' arrays (slot, uid,
-    progress), not yet filled."""
+    progress, signalling), not yet filled."""
     lanes = ptr.shape[0] - 1
     for u in range(lanes):
         ptr[u + 1] += ptr[u]
@@ -524,6 +538,7 @@ def _runs(ptr: IntArray) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
         np.empty(total, dtype=np.int64),
         np.empty(total, dtype=np.int64),
         np.empty(total, dtype=np.float64),
+        np.empty(total, dtype=np.bool_),
     )
 
 
@@ -534,9 +549,11 @@ def _insert(
     out_slot: IntArray,
     out_uid: IntArray,
     out_p: FloatArray,
+    out_signalling: BoolArray,
     k: int,
     u: int,
     q: float,
+    signalling: bool,
 ) -> None:
     """Enters slot k at progress q into lane u's run of the sorted entries (after the
     entries of the same progress entered before it)."""
@@ -545,9 +562,11 @@ def _insert(
     while j > ptr[u] and out_p[j - 1] > q:
         out_p[j] = out_p[j - 1]
         out_slot[j] = out_slot[j - 1]
+        out_signalling[j] = out_signalling[j - 1]
         j -= 1
     out_p[j] = q
     out_slot[j] = k
+    out_signalling[j] = signalling
     out_uid[fill[u] - 1] = u
 
 
@@ -572,20 +591,22 @@ def occupancy(
 @njit
 def sort_entries(
     lanes: int, slot: IntArray, uid: IntArray, p: FloatArray
-) -> tuple[IntArray, IntArray, FloatArray, IntArray]:
+) -> tuple[IntArray, IntArray, FloatArray, BoolArray, IntArray]:
     """Entries sorted by lane (a counting sort), then by progress within each lane (an
     insertion sort: a lane holds a few dozen actors at most); stable, so equal progress
-    keeps the input order. Entries of lane -1 are left out. Returns ``(slot, uid, p,
-    ptr)``."""
+    keeps the input order. Entries of lane -1 are left out; none is signalling. Returns
+    ``(slot, uid, p, signalling, ptr)``."""
     ptr = np.zeros(lanes + 1, dtype=np.int64)
     for k in range(uid.size):
         if uid[k] >= 0:
             ptr[uid[k] + 1] += 1
-    fill, out_slot, out_uid, out_p = _runs(ptr)
+    fill, out_slot, out_uid, out_p, out_signalling = _runs(ptr)
     for k in range(uid.size):
         if uid[k] >= 0:
-            _insert(ptr, fill, out_slot, out_uid, out_p, slot[k], uid[k], p[k])
-    return out_slot, out_uid, out_p, ptr
+            _insert(
+                ptr, fill, out_slot, out_uid, out_p, out_signalling, slot[k], uid[k], p[k], False
+            )
+    return out_slot, out_uid, out_p, out_signalling, ptr
 
 
 @njit_leaf
