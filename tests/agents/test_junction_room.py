@@ -16,6 +16,7 @@ from roadsim.agents.junctions import (
     Requests,
     _keep_room_for_long,
     rerouted,
+    room_after,
 )
 from roadsim.road.builder import (
     Document,
@@ -30,6 +31,7 @@ from roadsim.road.builder import (
 )
 from roadsim.road.load import load_map
 from roadsim.scenario import Scenario
+from roadsim.sensors.occupancy import occupancy
 from roadsim.world.codes import LONG_ROUTE_BIT, ROUTE_BIT
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import choose_next
@@ -250,3 +252,37 @@ def test_a_long_vehicle_waiting_for_room_after_a_junction_is_not_passed_by_later
     _keep_room_for_long(requests, entry, fits, scratch)
     assert fits.tolist() == [False, False, True, True, False, True]
     assert np.all(scratch == -1)  # (left as found: the gate's scratch of `serve`)
+
+
+def test_the_room_after_a_junction_ends_where_a_long_vehicle_may_wait_for_a_passage(
+    tmp_path: Path,
+) -> None:
+    """A truck on its way to a narrow passage 20 m into the lane after a junction (on the
+    lane, or still in the junction) may stop before it, where one comes the other way:
+    the room after the junction ends there while it is on its way. Before, a second
+    truck was let in behind it and stood in the junction (CARLA's Town07)."""
+    path = tmp_path / "chain.xodr"
+    _chain((0.0,), 60.0).write(path)
+    info = LaneInfo(load_map(path).prepare())
+    gate = JunctionGate(info)
+    (lane,) = _lanes_of(info, "M")
+    long_stop = np.full(info.n, np.inf)
+    long_stop[lane] = 20.0
+    setback = np.full(info.n, 3.0)
+    salt, need = np.uint64(0), 14.0
+
+    def room(p: list[float], long_coming: bool, stop: np.ndarray = long_stop) -> float:
+        n = len(p)
+        occ = occupancy(info.n, np.arange(n), np.full(n, lane), np.array(p), np.full(n, 6.0))
+        args = (info.arrays, occ, gate.boxed, setback, stop, lane, salt, need, long_coming)
+        return float(room_after(*args))
+
+    nowhere = np.full(info.n, np.inf)
+    assert room([], False) == pytest.approx(57.0)  # up to the setback before junction B
+    assert room([], True) == pytest.approx(20.0)  # a truck comes in from junction A
+    assert room([], True, nowhere) == pytest.approx(57.0)
+    # A truck whose front is at the passage's wait point: 20 - 14 m queued.
+    assert room([14.0], False) == pytest.approx(6.0)
+    assert room([14.0], False, nowhere) == pytest.approx(8.0)  # (up to its rear)
+    # One already past it is let in, or on its way through: the room ends as before.
+    assert room([30.0], False) == pytest.approx(24.0)

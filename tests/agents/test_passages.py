@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from roadsim import Simulation
-from roadsim.agents.passages import PASSAGE_MARGIN, PASSAGE_RADIUS, find_passages
+from roadsim.agents.passages import PASSAGE_MARGIN, PASSAGE_RADIUS, WAIT_BEFORE, find_passages
 from roadsim.scenario.schema import validate_data
 from roadsim.world.lane_info import LaneInfo
 from tests.agents.bends import LANE, bend_road
@@ -104,3 +104,24 @@ def test_a_bend_a_long_vehicle_keeps_its_lane_on_is_no_exclusive_passage(tmp_pat
     path, _, _ = bend_road(tmp_path, 15.0, STRAIGHT)
     sim = Simulation(validate_data({"map": path}, "test"))
     assert find_passages(LaneInfo(sim.net)).exclusive.tolist() == [False]
+
+
+def test_a_long_vehicle_would_stop_before_a_passage_one_holds_the_other_way(
+    tmp_path: Path,
+) -> None:
+    """`PassageGate.stops`: where a long vehicle would wait before a passage now, which
+    ends the room after a junction for the junction gate (a truck let in behind one
+    that then stopped before the passage stood in the junction: CARLA's Town07)."""
+    path, begin, end = bend_road(tmp_path, 15.0, STRAIGHT)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    gate = sim._traffic.passages
+    ours = int(sim.net.lane_uid("1", -1, begin))  # drives toward larger s
+    theirs = int(sim.net.lane_uid("1", 1, begin))
+    sim.step()
+    assert np.isinf(gate.stops()).all()  # nobody about
+    sim.spawn_vehicle_on_lane("1", 1, 0.5 * (begin + end), model="truck", speed=5.0)
+    sim.step()
+    stops = gate.stops()
+    rows = slice(gate.passages.ptr[ours], gate.passages.ptr[ours + 1])
+    assert stops[ours] == pytest.approx(gate.passages.lo[rows][0] - WAIT_BEFORE)
+    assert np.isinf(stops[theirs])  # (its own way is open)

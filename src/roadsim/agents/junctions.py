@@ -73,6 +73,10 @@ class JunctionGate:
         #: How far before each lane's end a vehicle waits (`SETBACK`, or with
         #: `keep_clear_of_long_vehicles` more where long vehicles sweep in turns).
         self.setback: FloatArray = np.full(info.n, SETBACK)
+        #: Where a long vehicle on each lane would stop before a narrow passage now
+        #: (progress, m; inf: nowhere), which the traffic model sets each tick
+        #: (`roadsim.agents.passages.PassageGate.stops`).
+        self.long_stop: FloatArray = np.full(info.n, np.inf)
         self.conflicts = junction_conflicts(info, 0.0)
         self.conflicts_long = junction_conflicts(info, LONG_SWEEP)
         conf, wide = self.conflicts, self.conflicts_long
@@ -154,8 +158,9 @@ class JunctionGate:
         if self._conflicting is None:
             return out
         _gaps(
-            self.info.arrays, occ, self.boxed, self.setback, self.granted, self.grant_lane,
-            self.grant_age, self.wait_age, me, lanes, start, entry_hop, wants_in, half_length,
+            self.info.arrays, occ, self.boxed, self.setback, self.long_stop, self.granted,
+            self.grant_lane, self.grant_age, self.wait_age, me, lanes, start, entry_hop, wants_in,
+            half_length,
             speed, salt, dt, self._conflicting, self._position, out, chunks_for(me.size), split_from(),
         )  # fmt: skip
         return out
@@ -167,6 +172,7 @@ def _gaps(
     occ: LaneOccupancy,
     boxed: BoolArray,
     setback: FloatArray,
+    long_stop: FloatArray,
     granted: BoolArray,
     grant_lane: IntArray,
     grant_age: FloatArray,
@@ -204,9 +210,11 @@ def _gaps(
     )  # fmt: skip
     # Room promised after the junction: to vehicles inside it and those let in.
     incoming = np.zeros(lane_count)
+    long_in = np.zeros(lane_count, dtype=np.bool_)
     _incoming(
-        la, boxed, granted, me, lanes, entry_hop, asking, half_length, salt, path[0], incoming
-    )
+        la, boxed, granted, me, lanes, entry_hop, asking, half_length, salt, path[0], incoming,
+        long_in,
+    )  # fmt: skip
     # The candidates: vehicles that ask and have no promise yet.
     m = 0
     for i in range(me.size):
@@ -241,8 +249,8 @@ def _gaps(
     grant = np.empty(m, dtype=np.bool_)
     few = chunks if m >= split_requests else 1
     request(
-        few, la, occ, boxed, setback, me, cand, lanes, entry_hop, half_length, salt,
-        incoming, requests, grant, path,
+        few, la, occ, boxed, setback, long_stop, me, cand, lanes, entry_hop, half_length, salt,
+        incoming, long_in, requests, grant, path,
     )  # fmt: skip
     _keep_room_for_long(requests, entry, grant, position)
     any_long = bool(requests.is_long.any() or held_long.any())
@@ -301,9 +309,11 @@ def _incoming(
     salt: UIntArray,
     path: IntArray,
     incoming: FloatArray,
+    long_in: BoolArray,
 ) -> None:
     """Adds to ``incoming`` (by lane) the room each vehicle inside a junction, or let in
-    to one, will take in the lane its path leads into: its length and `_EXIT_MARGIN`.
+    to one, will take in the lane its path leads into: its length and `_EXIT_MARGIN`;
+    marks in ``long_in`` the lanes a long vehicle comes into so.
 
     A request's room after the junction is what that lane has free less what is promised
     already, so that vehicles following each other through one connecting lane (which
@@ -319,6 +329,7 @@ def _incoming(
         _, after = path_through(la, boxed, lanes[i, hop], salt[me[i]], path)
         if after >= 0:
             incoming[after] += 2.0 * half_length[me[i]] + _EXIT_MARGIN
+            long_in[after] |= 2.0 * half_length[me[i]] >= LONG_VEHICLE
 
 
 @njit_leaf
@@ -327,26 +338,39 @@ def room_after(
     occ: LaneOccupancy,
     boxed: BoolArray,
     setback: FloatArray,
+    long_stop: FloatArray,
     lane: int,
     salt: np.uint64,
     need: float,
+    long_coming: bool,
 ) -> float:
     """The room (m) a vehicle with route ``salt`` finds after a junction, from the start
     of ``lane`` on: the lane's length up to where a queue in it stands (its stop line, or
-    the ``setback`` before the next junction), less what its actors take when they stand
-    queued (each its extent along the lane and `_EXIT_MARGIN`), and at most the room
-    before the rearmost of them. An empty lane shorter than ``need`` adds the lanes after
-    it along the route, up to the next junction.
+    the ``setback`` before the next junction, or where a long vehicle on its way there,
+    on the lane or coming into it from the junction (``long_coming``), would wait for a
+    narrow passage one comes the other way through, ``long_stop``), less what its actors
+    take when they stand queued (each its extent along the lane and `_EXIT_MARGIN`), and
+    at most the room before the rearmost of them. An empty lane shorter than ``need`` adds the lanes
+    after it along the route, up to the next junction.
 
-    Traffic that moves now may stop on the lane (behind a queue at the next junction):
-    counting it as queued keeps a vehicle from being let in behind it and left standing
-    inside the junction, across the paths of others."""
+    Traffic that moves now may stop on the lane (behind a queue at the next junction, or
+    a truck before a passage while one comes the other way): counting it as queued keeps
+    a vehicle from being let in behind it and left standing inside the junction, across
+    the paths of others. (On CARLA's Town07 a truck let in behind one that then stopped
+    before a passage stood in the junction, where the traffic coming out of the passage
+    had to pass: 87 of 128 vehicles stood for minutes.)"""
     free = 0.0
     for _ in range(_ROOM_LANES):
         taken = 0.0
-        for e in range(occ.ptr[lane], occ.ptr[lane + 1]):
-            taken += 2.0 * occ.reach[occ.slot[e]] + _EXIT_MARGIN
         end = float(min(la.length[lane], la.stop_p[lane]))
+        if long_coming:
+            end = min(end, long_stop[lane])
+            long_coming = False
+        for e in range(occ.ptr[lane], occ.ptr[lane + 1]):
+            reach = occ.reach[occ.slot[e]]
+            taken += 2.0 * reach + _EXIT_MARGIN
+            if 2.0 * reach >= LONG_VEHICLE and occ.p[e] + reach <= long_stop[lane]:
+                end = min(end, long_stop[lane])
         if la.first_next[lane] >= 0 and boxed[la.first_next[lane]]:
             end = min(end, la.length[lane] - setback[lane])
         if taken > 0.0:
@@ -561,6 +585,7 @@ def _request_rows(
     occ: LaneOccupancy,
     boxed: BoolArray,
     setback: FloatArray,
+    long_stop: FloatArray,
     me: IntArray,
     cand: IntArray,
     lanes: IntArray,
@@ -568,6 +593,7 @@ def _request_rows(
     half_length: FloatArray,
     salt: UIntArray,
     incoming: FloatArray,
+    long_in: BoolArray,
     requests: Requests,
     fits: BoolArray,
     paths: IntArray,
@@ -599,7 +625,9 @@ def _request_rows(
         need = length + _EXIT_MARGIN
         fits[q] = (
             after < 0
-            or room_after(la, occ, boxed, setback, after, salt[k], need) - incoming[after] >= need
+            or room_after(la, occ, boxed, setback, long_stop, after, salt[k], need, long_in[after])
+            - incoming[after]
+            >= need
         )
 
 

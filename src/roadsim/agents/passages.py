@@ -279,6 +279,9 @@ class PassageGate:
         self.info = info
         self.passages = find_passages(info)
         self.let_in: IntArray = np.zeros(0, dtype=np.int64)
+        #: The directions long vehicles were in, let in to or asked for each passage
+        #: last tick, as bits (`stops`).
+        self.held: IntArray = np.zeros(self.passages.number, dtype=np.int64)
         #: Whether cars ask for exclusive passages too (`hold_every_class`).
         self.every_class = False
 
@@ -292,6 +295,21 @@ class PassageGate:
         (m), one a record, widened by `WAIT_BEFORE` at both ends."""
         p = self.passages
         return record_lanes(p), p.lo - WAIT_BEFORE, p.hi + WAIT_BEFORE
+
+    def stops(self) -> FloatArray:
+        """Where a long vehicle on each lane would wait before a passage now (progress of
+        its front, m; inf: nowhere): on the lanes into a passage held, or asked for, by a
+        long vehicle coming the other way last tick (`roadsim.agents.junctions.room_after`
+        ends the room after a junction there)."""
+        p = self.passages
+        out = np.full(self.info.n, np.inf)
+        if p.number == 0:
+            return out
+        wait = p.lo - WAIT_BEFORE
+        opposed = (self.held[p.passage] & (_FORWARD + _BACKWARD - p.way)) != 0
+        on = opposed & (wait >= 0.0)
+        np.minimum.at(out, record_lanes(p)[on], wait[on])
+        return out
 
     def resize(self, capacity: int) -> None:
         grown = np.full(capacity, -1, dtype=np.int64)
@@ -331,7 +349,7 @@ class PassageGate:
         out = np.full(me.size, np.inf)
         _gaps(
             self.passages, self.let_in, self.info.arrays, salt, me, lanes, start, boxed,
-            half_length, speed, self.every_class, leader_gap, out,
+            half_length, speed, self.every_class, leader_gap, out, self.held,
         )  # fmt: skip
         return out
 
@@ -351,9 +369,11 @@ def _gaps(
     every_class: bool,
     leader_gap: FloatArray,
     out: FloatArray,
+    held_now: IntArray,
 ) -> None:
     """`PassageGate.gaps` in one compiled call: ``out`` (inf on entry) and ``let_in``
-    (by slot) in place. Cars (with ``every_class``) take part in exclusive passages only."""
+    (by slot) in place, and the directions long vehicles hold or ask for by passage
+    (``held_now``). Cars (with ``every_class``) take part in exclusive passages only."""
     ptr, passage, lo, hi, way_of, exclusive = (
         passages.ptr, passages.passage, passages.lo, passages.hi, passages.way,
         passages.exclusive,
@@ -438,6 +458,7 @@ def _gaps(
         else:
             held_car[q] |= going
             let_in[me[i]] = q
+    held_now[:] = held | asked
 
 
 @njit_leaf

@@ -317,6 +317,10 @@ class TrafficModel:
             target[:] = planned  # as before the pass, which runs again with more room
             view = sensor.grown(view)
         self._seen, seen_by = view, self._seen_by
+        if self.passages.passages.number:
+            # (where long vehicles stop before passages now: the room after a junction
+            # ends there)
+            gate.long_stop = self.passages.stops()
         waits = gate.gaps(
             me, seen.lanes, seen.start, seen.entry_hop, seen.wants_in, occ, actors.half_length,
             actors.speed, salt, dt,
