@@ -53,6 +53,14 @@ def test_to_world_on_a_straight_road_broadcasts() -> None:
     assert (float(x), float(y), float(z)) == pytest.approx((15.0, 19.0, 1.5))
 
 
+def test_road_ids_of_one_index_or_many() -> None:
+    net = network(single_road(STRAIGHT, TWO_LANES))
+    assert net.road_id_of([0, -1]).tolist() == ["r", None]
+    # One index gives a 0-d array, as NumPy's indexing does (before: a TypeError).
+    assert net.road_id_of(0).item() == "r"
+    assert net.road_id_of(np.int64(-1)).item() is None
+
+
 def test_lane_boundaries_and_widths_follow_the_width_polynomials() -> None:
     net = network(single_road(STRAIGHT, TWO_LANES))
     s = np.array([0.0, 40.0])

@@ -116,9 +116,9 @@ class RoadNetwork:
     def road_id_of(self, road_index: npt.ArrayLike) -> npt.NDArray[np.object_]:
         """OpenDRIVE road ids (strings) for road indices; ``None`` where the index is -1."""
         idx = np.asarray(road_index, dtype=np.int64)
-        out: npt.NDArray[np.object_] = self._road_id_array[
-            np.clip(idx, 0, max(len(self.road_ids) - 1, 0))
-        ]
+        # (flat and reshaped: a single index would pick out the string itself)
+        at = np.clip(idx, 0, max(len(self.road_ids) - 1, 0)).reshape(-1)
+        out: npt.NDArray[np.object_] = self._road_id_array[at].reshape(idx.shape)
         out[idx < 0] = None
         return out
 
