@@ -279,6 +279,9 @@ class PassageGate:
         self.info = info
         self.passages = find_passages(info)
         self.let_in: IntArray = np.zeros(0, dtype=np.int64)
+        #: Where each vehicle waited for a passage last tick, by slot (m ahead of its
+        #: front; inf: it went on).
+        self.waits: FloatArray = np.zeros(0)
         #: The directions long vehicles were in, let in to or asked for each passage
         #: last tick, as bits (`stops`).
         self.held: IntArray = np.zeros(self.passages.number, dtype=np.int64)
@@ -315,6 +318,9 @@ class PassageGate:
         grown = np.full(capacity, -1, dtype=np.int64)
         grown[: self.let_in.size] = self.let_in
         self.let_in = grown
+        waits = np.full(capacity, np.inf)
+        waits[: self.waits.size] = self.waits
+        self.waits = waits
 
     def gaps(
         self,
@@ -351,6 +357,7 @@ class PassageGate:
             self.passages, self.let_in, self.info.arrays, salt, me, lanes, start, boxed,
             half_length, speed, self.every_class, leader_gap, out, self.held,
         )  # fmt: skip
+        self.waits[me] = out
         return out
 
 

@@ -154,6 +154,7 @@ class TrafficModel:
             self.gate.grant_age,
             self.gate.wait_age,
             self.passages.let_in,
+            self.passages.waits,
             *self.routes,
         )
 
@@ -166,6 +167,7 @@ class TrafficModel:
         self.gate.grant_age[slots] = 0.0
         self.gate.wait_age[slots] = 0.0
         self.passages.let_in[slots] = -1
+        self.passages.waits[slots] = np.inf
 
     def settle_speeds(
         self, idx: IntArray, state: WorldState, salt: UIntArray, params: TrafficParams
@@ -321,6 +323,13 @@ class TrafficModel:
             # (where long vehicles stop before passages now: the room after a junction
             # ends there)
             gate.long_stop = self.passages.stops()
+            # A vehicle that waits for a passage before its next junction's entry does
+            # not ask to enter meanwhile: a promise it could not use held the lanes that
+            # cross its path, where those coming out of the passage wait to leave it
+            # (Town07's road 60).
+            entry = seen.start[np.arange(n), seen.entry_hop]
+            held_back = (seen.entry_hop > 0) & (self.passages.waits[me] <= entry)
+            seen.wants_in[held_back] = False
         waits = gate.gaps(
             me, seen.lanes, seen.start, seen.entry_hop, seen.wants_in, occ, actors.half_length,
             actors.speed, salt, dt,
