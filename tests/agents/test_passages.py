@@ -155,3 +155,25 @@ def test_a_car_held_before_a_passage_does_not_hold_the_junction_before_it() -> N
     assert sim.events == []
     assert slowest > 2.5
     assert through[truck] < 11.0 and through[car] < 20.0
+
+
+def test_long_vehicles_start_slow_enough_to_stop_before_a_passage(tmp_path: Path) -> None:
+    """Trucks placed on a road with a tight bend start no faster than lets them stop,
+    at 1.5 m/s^2, where they would wait for the passage ahead on their lane. Before:
+    one placed at 10.7 m/s 9.5 m before a passage on Town07 (seed 26) could not stop,
+    went in while one came the other way, and they met in the bend."""
+    path, _, _ = bend_road(tmp_path, 15.0, STRAIGHT)
+    traffic = {"count": 12, "min_gap": 3, "mix": {"truck": 1.0}}
+    sim = Simulation(validate_data({"map": path, "seed": 0, "traffic": traffic}, "test"))
+    lanes, start, _ = sim._traffic.passages.stretches()
+    st, info = sim.state, sim.lane_info
+    trucks = np.flatnonzero(st.active)
+    front = info.progress(st.uid[trucks], st.s[trucks]) + 0.5 * st.length[trucks]
+    near = 0
+    for k, at in zip(trucks.tolist(), front.tolist(), strict=True):
+        ahead = start[(lanes == st.uid[k]) & (start >= at)]
+        if ahead.size:
+            room = float(ahead.min() - at)
+            assert st.speed[k] ** 2 <= 2.0 * 1.5 * room + 1e-9
+            near += room < 40.0
+    assert near > 0  # (some start near the passage)

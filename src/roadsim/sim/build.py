@@ -109,6 +109,25 @@ def _grow(
     return joined(blocked, (uid[k], along - reach - min_gap, along + reach + min_gap))
 
 
+#: Deceleration (m/s^2) a long vehicle placed before a narrow passage can stop at from
+#: its starting speed before the passage.
+START_DECEL = 1.5
+
+
+def _room_before(
+    stretches: tuple[IntArray, FloatArray, FloatArray], uid: IntArray, front: FloatArray
+) -> FloatArray:
+    """How far ahead of each ``front`` (progress on lane ``uid``) the nearest of the
+    ``stretches`` ``(lane, start, end)`` on its lane begins (inf: none ahead)."""
+    lane, start, _ = stretches
+    out = np.full(uid.size, np.inf)
+    for k in range(uid.size):
+        here = (lane == uid[k]) & (start >= front[k])
+        if here.any():
+            out[k] = float(start[here].min() - front[k])
+    return out
+
+
 class WorldBuilder:
     """Places everything a scenario asks for; see the module docstring."""
 
@@ -420,6 +439,13 @@ class WorldBuilder:
             (p / table.spacing[uid]).astype(np.int64), 0, table.count[uid] - 1
         )
         speed = np.minimum(0.9 * v0, np.sqrt(table.envelope_sq[at]))
+        if self.long_kept_out is not None:
+            # A long vehicle starts slow enough to stop where it waits for a passage
+            # ahead on its lane: one placed fast just before a passage that one coming
+            # the other way was let in to could not stop, and met it in the bend.
+            longs = np.flatnonzero(length >= LONG_VEHICLE)
+            ahead = _room_before(self.long_kept_out, uid[longs], p[longs] + 0.5 * length[longs])
+            speed[longs] = np.minimum(speed[longs], np.sqrt(2.0 * START_DECEL * ahead))
         wheelbase = np.array([VEHICLE_MODELS[str(m)].wheelbase for m in models])
         steer = wheel_angle(table.curvature[at], wheelbase)
         rows = []
