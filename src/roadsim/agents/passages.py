@@ -285,6 +285,12 @@ class PassageGate:
         #: The directions long vehicles were in, let in to or asked for each passage
         #: last tick, as bits (`stops`).
         self.held: IntArray = np.zeros(self.passages.number, dtype=np.int64)
+        # The records a long vehicle waits before on their own lane, for `stops`: their
+        # rows, lanes and waiting points.
+        wait = self.passages.lo - WAIT_BEFORE
+        self._waits_on = np.flatnonzero(wait >= 0.0)
+        self._wait_lane = record_lanes(self.passages)[self._waits_on]
+        self._wait_at = wait[self._waits_on]
         #: Whether cars ask for exclusive passages too (`hold_every_class`).
         self.every_class = False
 
@@ -304,14 +310,10 @@ class PassageGate:
         its front, m; inf: nowhere): on the lanes into a passage held, or asked for, by a
         long vehicle coming the other way last tick (`roadsim.agents.junctions.room_after`
         ends the room after a junction there)."""
-        p = self.passages
+        p, rows = self.passages, self._waits_on
         out = np.full(self.info.n, np.inf)
-        if p.number == 0:
-            return out
-        wait = p.lo - WAIT_BEFORE
-        opposed = (self.held[p.passage] & (_FORWARD + _BACKWARD - p.way)) != 0
-        on = opposed & (wait >= 0.0)
-        np.minimum.at(out, record_lanes(p)[on], wait[on])
+        opposed = (self.held[p.passage[rows]] & (_FORWARD + _BACKWARD - p.way[rows])) != 0
+        np.minimum.at(out, self._wait_lane[opposed], self._wait_at[opposed])
         return out
 
     def resize(self, capacity: int) -> None:

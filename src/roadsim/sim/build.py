@@ -120,11 +120,9 @@ def _room_before(
     """How far ahead of each ``front`` (progress on lane ``uid``) the nearest of the
     ``stretches`` ``(lane, start, end)`` on its lane begins (inf: none ahead)."""
     lane, start, _ = stretches
-    out = np.full(uid.size, np.inf)
-    for k in range(uid.size):
-        here = (lane == uid[k]) & (start >= front[k])
-        if here.any():
-            out[k] = float(start[here].min() - front[k])
+    ahead = start[None, :] - front[:, None]  # (vehicle, stretch)
+    ahead[(lane[None, :] != uid[:, None]) | (ahead < 0.0)] = np.inf
+    out: FloatArray = ahead.min(axis=1, initial=np.inf)
     return out
 
 
