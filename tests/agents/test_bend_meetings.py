@@ -76,3 +76,29 @@ def test_cars_keep_to_their_lanes_while_making_room(tmp_path: Path) -> None:
         for i in ids:
             k = int(np.flatnonzero(st.id == i)[0])
             assert int(st.uid[k]) in lanes
+
+
+@pytest.mark.parametrize(("shift", "passes"), [(0.5, True), (0.3, False)])
+def test_a_car_passes_a_truck_standing_in_a_bend_whose_corner_just_reaches_over(
+    tmp_path: Path, shift: float, passes: bool
+) -> None:
+    """A truck stands in the inner lane of a 20 m bend, ``shift`` m from its lane's
+    centre toward the bend's inside. Shifted 0.5 m, its ends reach 0.1 m over the middle
+    of the road (a car beside it has half a metre to spare): the car coming the other
+    way passes it. (Before, it stopped 10 m before the truck for as long as the truck
+    stood: on CARLA's Town07, cars stood for minutes beside trucks queued in a bend.)
+    Shifted 0.3 m, its ends reach 0.3 m over: the car waits."""
+    path, middle = _bend_road(tmp_path, 20.0)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    truck = sim.spawn_vehicle_on_lane("1", 1, middle, t=shift, model="truck", external=True)
+    car = sim.spawn_vehicle_on_lane("1", -1, middle - 40.0, speed=6.0)
+    st = sim.state
+    k, c = (int(np.flatnonzero(st.id == i)[0]) for i in (truck, car))
+    furthest = -np.inf
+    for _ in range(round(15.0 / sim.dt)):
+        sim.step()
+        if st.active[c]:
+            furthest = max(furthest, float(st.s[c]))
+    assert st.speed[k] == 0.0
+    assert (furthest > middle + 20.0) == passes
+    assert not sim.events

@@ -12,6 +12,7 @@ from roadsim._trig import sin_cos
 from roadsim.sensors.driver import DriverSensor
 from roadsim.sensors.driver_kernels import Out, _pick, search_ahead, search_behind, step_lane
 from roadsim.sensors.occupancy import (
+    SIDE_SLACK,
     LaneOccupancy,
     across_bend,
     footprints,
@@ -58,7 +59,8 @@ def _footprint_entries(
     """`footprints`' entries (slot, lane, progress) one by one, by slot: each slot's own
     lane, then every other lane of its road that its footprint's extent across and along
     the lane overlaps, at the same s (the lanes of its own section from the lane beside
-    it on, while the footprint passes the edge of the lane before; in the sections
+    it on, while the footprint passes the edge of the lane before by more than
+    `SIDE_SLACK`; in the sections
     before and after its own, the lanes whose width where their section is nearest the
     actor overlaps the footprint's)."""
     la, lanes = info.arrays, info.net.lanes
@@ -84,7 +86,7 @@ def _footprint_entries(
             x = u
             while True:
                 lo, hi = bounds(la, x, progress(la, x, s[k]))
-                if not (t_hi > hi if step < 0 else t_lo < lo):
+                if not (t_hi > hi + SIDE_SLACK if step < 0 else t_lo < lo - SIDE_SLACK):
                     break
                 x += step
                 x += step if x == centre else 0

@@ -33,6 +33,12 @@ from roadsim.world.lane_kernels import (
     signed_curvature,
 )
 
+#: How far (m) a footprint may reach over the edge of a lane beside its own and not be in
+#: it: a truck standing in a bend in a queue, its corners a few centimetres over the
+#: middle of the road, stopped each car coming the other way for as long as it stood
+#: (CARLA's Town07), where a car passes with half a metre to spare.
+SIDE_SLACK = 0.2
+
 
 class LaneOccupancy(NamedTuple):
     """Actors on lanes, sorted by (uid, progress), ties in the order they were entered.
@@ -77,9 +83,9 @@ def footprints(
     An actor of length L and width W at angle ``d`` to its lane reaches
     ``0.5 (L |sin d| + W |cos d|)`` to each side of its centre and
     ``0.5 (L |cos d| + W |sin d|)`` along the road (its ``reach``). Where that passes
-    the edge of its lane, the actor is in the lane beside it on that side too (any lane
-    type, either driving direction), at the same place along the road, and so on while
-    it passes the edge of that one. Where it passes the start or the end of its lane
+    the edge of its lane by more than `SIDE_SLACK`, the actor is in the lane beside it
+    on that side too (any lane type, either driving direction), at the same place along
+    the road, and so on while it passes the edge of that one so. Where it passes the start or the end of its lane
     section, it is in each lane of the sections it reaches into (of its road) whose
     width at the section's border nearest the actor overlaps its footprint's, at its
     centre's progress along that lane (below 0 or beyond the lane's length).
@@ -308,10 +314,10 @@ def _place_rows(
             t_lo, t_hi = t[k] + y_lo, t[k] + y_hi
         else:
             t_lo, t_hi = t[k] - y_hi, t[k] - y_lo
-        if t_hi > hi or t_lo < lo:
+        if t_hi > hi + SIDE_SLACK or t_lo < lo - SIDE_SLACK:
             for up in (True, False):  # toward larger t, then smaller
                 x, edge = u, hi if up else lo
-                while (t_hi > edge) if up else (t_lo < edge):
+                while (t_hi > edge + SIDE_SLACK) if up else (t_lo < edge - SIDE_SLACK):
                     x = _beside(la, x, up)
                     if x < 0:
                         break
