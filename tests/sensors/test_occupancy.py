@@ -59,8 +59,8 @@ def _footprint_entries(
     """`footprints`' entries (slot, lane, progress) one by one, by slot: each slot's own
     lane, then every other lane of its road that its footprint's extent across and along
     the lane overlaps, at the same s (the lanes of its own section from the lane beside
-    it on, while the footprint passes the edge of the lane before by more than
-    `SIDE_SLACK`; in the sections
+    it on, while the footprint passes the edge of the lane before, by more than
+    `SIDE_SLACK` into a lane not of its direction; in the sections
     before and after its own, the lanes whose width where their section is nearest the
     actor overlaps the footprint's)."""
     la, lanes = info.arrays, info.net.lanes
@@ -86,11 +86,14 @@ def _footprint_entries(
             x = u
             while True:
                 lo, hi = bounds(la, x, progress(la, x, s[k]))
-                if not (t_hi > hi + SIDE_SLACK if step < 0 else t_lo < lo - SIDE_SLACK):
+                if not (t_hi > hi if step < 0 else t_lo < lo):
                     break
                 x += step
                 x += step if x == centre else 0
                 if not first <= x < first + count:
+                    break
+                slack = SIDE_SLACK if la.sign[x] != la.sign[u] else 0.0
+                if not (t_hi > hi + slack if step < 0 else t_lo < lo - slack):
                     break
                 entries.append((k, x, progress(la, x, s[k])))
         road = int(lanes.road[u])

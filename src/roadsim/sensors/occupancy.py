@@ -33,10 +33,13 @@ from roadsim.world.lane_kernels import (
     signed_curvature,
 )
 
-#: How far (m) a footprint may reach over the edge of a lane beside its own and not be in
-#: it: a truck standing in a bend in a queue, its corners a few centimetres over the
-#: middle of the road, stopped each car coming the other way for as long as it stood
-#: (CARLA's Town07), where a car passes with half a metre to spare.
+#: How far (m) a footprint may reach over the edge of a lane of the other direction (or
+#: none) beside its own and not be in it: a truck standing in a bend in a queue, its
+#: corners a few centimetres over the middle of the road, stopped each car coming the
+#: other way for as long as it stood (CARLA's Town07), where a car passes with half a
+#: metre to spare, keeping away from the middle. (Not beside a lane of its own
+#: direction: a truck that kept to the edge of its lane drove into the corner of a car
+#: still leaving it.)
 SIDE_SLACK = 0.2
 
 
@@ -83,9 +86,10 @@ def footprints(
     An actor of length L and width W at angle ``d`` to its lane reaches
     ``0.5 (L |sin d| + W |cos d|)`` to each side of its centre and
     ``0.5 (L |cos d| + W |sin d|)`` along the road (its ``reach``). Where that passes
-    the edge of its lane by more than `SIDE_SLACK`, the actor is in the lane beside it
-    on that side too (any lane type, either driving direction), at the same place along
-    the road, and so on while it passes the edge of that one so. Where it passes the start or the end of its lane
+    the edge of its lane (by more than `SIDE_SLACK` where the lane beside is not of its
+    direction), the actor is in the lane beside it on that side too (any lane type,
+    either driving direction), at the same place along the road, and so on while it
+    passes the edge of that one so. Where it passes the start or the end of its lane
     section, it is in each lane of the sections it reaches into (of its road) whose
     width at the section's border nearest the actor overlaps its footprint's, at its
     centre's progress along that lane (below 0 or beyond the lane's length).
@@ -314,12 +318,15 @@ def _place_rows(
             t_lo, t_hi = t[k] + y_lo, t[k] + y_hi
         else:
             t_lo, t_hi = t[k] - y_hi, t[k] - y_lo
-        if t_hi > hi + SIDE_SLACK or t_lo < lo - SIDE_SLACK:
+        if t_hi > hi or t_lo < lo:
             for up in (True, False):  # toward larger t, then smaller
                 x, edge = u, hi if up else lo
-                while (t_hi > edge + SIDE_SLACK) if up else (t_lo < edge - SIDE_SLACK):
+                while (t_hi > edge) if up else (t_lo < edge):
                     x = _beside(la, x, up)
                     if x < 0:
+                        break
+                    slack = SIDE_SLACK if la.sign[x] != la.sign[u] else 0.0
+                    if (t_hi <= edge + slack) if up else (t_lo >= edge - slack):
                         break
                     qx = q if la.sign[x] == la.sign[u] else la.length[x] - q
                     side, stray, own = _enter(placed, at, side, stray, own, k, x, qx)
