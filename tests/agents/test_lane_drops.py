@@ -89,11 +89,15 @@ def test_corpus_maps_with_lane_drops_flow_without_collisions(name: str, seed: in
     assert summary.stuck == 0 and summary.collisions == 0, summary.to_text()
 
 
+@pytest.mark.parametrize(("over", "angle"), [(1.0, 0.0), (0.7, 0.15)])
 def test_a_vehicle_comes_back_only_behind_one_that_still_reaches_into_the_entry(
-    tmp_path: Path,
+    tmp_path: Path, over: float, angle: float
 ) -> None:
     """A car that has just changed out of an entry lane stands partly in it still: a
-    vehicle that comes back there must keep its distance from it too."""
+    vehicle that comes back there must keep its distance from it too. Its centre 0.7 m
+    over, it reaches into the entry only at an angle to its lane (0.15 rad: its corner
+    by 0.2 m); before, the angle was not counted (on esmini's two_plus_one.xodr a truck
+    came back at 12.6 m/s 8.5 m behind such a car, leaving at 1.5 m/s)."""
     sections = [LaneSectionSpec(0.0, (LaneSpec(-1, width=3.5), LaneSpec(-2, width=3.5)))]
     road = RoadSpec("1", PlanView(Pose(0.0, 0.0, 0.0), (Line(400.0),)), link_sections(sections))
     path = tmp_path / "entries.xodr"
@@ -104,9 +108,10 @@ def test_a_vehicle_comes_back_only_behind_one_that_still_reaches_into_the_entry(
     inner, outer = (int(np.flatnonzero((info.road == 0) & info.drivable)[j]) for j in (0, 1))
     assert abs(info.net.uid_t_center(np.array([inner]), np.array([0.0]))[0]) < 2.0
     a, b = np.flatnonzero(st.active)[:2]
-    # Car a stands 12 m into the outer lane, a metre over toward the inner one.
+    # Car a stands 12 m into the outer lane, ``over`` m over toward the inner one.
     st.uid[a], st.s[a], st.speed[a] = outer, 12.0, 0.0
-    st.t[a] = info.net.uid_t_center(np.array([outer]), np.array([12.0]))[0] + 1.0
+    st.t[a] = info.net.uid_t_center(np.array([outer]), np.array([12.0]))[0] + over
+    st.heading[a] = angle
     st.s[b] = 300.0
     respawner = sim._respawner
     assert respawner is not None

@@ -21,7 +21,9 @@ from roadsim.errors import (
 )
 from roadsim.scenario.load import builtin_scenarios, load_scenario
 from roadsim.scenario.schema import validate_data
-from roadsim.world.state import VEHICLE
+from roadsim.sim.lifecycle import Respawner
+from roadsim.world.codes import MAP_EDGE
+from roadsim.world.state import VEHICLE, WorldState
 from roadsim.world.traffic_lights import GREEN, RED
 from tests.conftest import CORPUS
 
@@ -337,6 +339,45 @@ def test_vehicles_that_leave_come_back_as_new_vehicles() -> None:
     assert len(set(ids)) == len(ids)
     assert set(ids) - seen, "new vehicles get new ids"
     assert max(ids) >= start
+
+
+def test_traffic_leaves_at_a_dead_end_as_its_front_reaches_it() -> None:
+    """Before, a vehicle left the map once its centre passed the end of its lane: on
+    esmini's mixed_roads.xodr a truck leaving a road that ends in a bend ran its front
+    6 m on, over the next road and into a bus driving there."""
+    sim = scenario(map="highway", traffic={"density": 10, "mix": {"truck": 1.0}, "respawn": False})
+    info, st = sim._info, sim.state
+    furthest = -np.inf
+
+    def watch(s: Simulation) -> None:
+        nonlocal furthest
+        on = np.flatnonzero(st.active & (st.uid >= 0))
+        on = on[info.end_kind[st.uid[on]] == MAP_EDGE]
+        front = info.progress(st.uid[on], st.s[on]) + 0.5 * st.length[on]
+        over = front - info.length[st.uid[on]] - st.speed[on] * s.dt
+        furthest = max(furthest, float(over.max(initial=-np.inf)))
+
+    sim.run(120.0, on_step=watch)
+    assert sim.left_map > 10
+    assert furthest <= 1e-9  # (no front further past the end than one tick's driving)
+
+
+def test_a_new_vehicle_keeps_out_of_the_way_of_the_others() -> None:
+    """`Respawner._swept`: a truck driving toward the place, or one standing on it, keeps
+    a new car out; one driving away, or passing in a lane beside, does not."""
+    state = WorldState.empty(2)
+    state.active[0] = True
+    for name, value in (("x", 0.0), ("y", 0.0), ("heading", 0.0), ("length", 12.0),
+                        ("width", 2.5), ("speed", 8.0)):  # fmt: skip
+        getattr(state, name)[0] = value
+    state.length[1], state.width[1] = 4.6, 1.9
+    swept = Respawner._swept
+    assert swept(state, 20.0, 0.0, np.pi, 1)  # 8 m of gap, closing at 8 m/s
+    assert not swept(state, -20.0, 0.0, np.pi, 1)  # behind it
+    assert not swept(state, 20.0, 3.4, np.pi, 1)  # in the lane beside
+    state.speed[0] = 0.0
+    assert not swept(state, 20.0, 0.0, np.pi, 1)
+    assert swept(state, 8.0, 0.0, np.pi, 1)
 
 
 def test_a_scenario_built_in_code_is_checked_against_its_map() -> None:

@@ -1,9 +1,11 @@
 """Lifecycle: vehicles that drove off the map come back at the map's entry lanes.
 
 An *entry lane* is a drivable lane record outside junctions that no drivable lane leads
-into: where traffic enters the map. A vehicle that leaves the map frees its slot; at the
-start of a later tick the slot is filled by a new vehicle (a new id, a new route, the same
-model) at the start of an entry lane chosen at random, once that lane has room for it.
+into: where traffic enters the map. A vehicle that leaves the map (its front at the end
+of a lane that leads nowhere, `roadsim.sim.simulation`) frees its slot; at the start of
+a later tick the slot is filled by a new vehicle (a new id, a new route, the same model)
+at the start of an entry lane chosen at random, once that lane has room for it and no
+other vehicle is in the way there (`Respawner._swept`).
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import numpy as np
 
 from roadsim._types import FloatArray, IntArray, UIntArray
 from roadsim.world.codes import LONG_ROUTE_BIT, LONG_VEHICLE, ROUTE_BIT
+from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.state import WorldState
 
 _JAM_GAP = 2.0  # m left to the vehicle ahead after braking
 _COMFORT_DECEL = 2.0  # m/s^2
 _HEADWAY = 1.5  # s of driving a new vehicle keeps behind the one ahead
+_CLEAR = 0.5  # m a new vehicle keeps from every other body, on any lane
+_SWEEP_TIME = 2.0  # s of driving ahead of every other vehicle a new one keeps out of
 
 
 class Respawner:
@@ -99,6 +104,9 @@ class Respawner:
             t = net.uid_t_center(uid, s)
             x, y, z = net.to_world_index(info.road[uid], s, t)
             _, _, heading = info.table.pose(uid, np.array([p]))
+            if self._swept(state, float(x[0]), float(y[0]), float(heading[0]), slot):
+                waiting.append(slot)
+                continue
             # At most 90 % of the desired speed, and slow enough to keep a headway behind
             # the vehicle ahead: no faster than it unless the gap has room beyond that
             # headway to close in at a comfortable deceleration, and never faster than
@@ -135,15 +143,49 @@ class Respawner:
         self.pending = waiting
         return next_id
 
+    @staticmethod
+    def _swept(state: WorldState, x: float, y: float, heading: float, slot: int) -> bool:
+        """Whether a vehicle of ``slot`` placed at (x, y, heading) would come within
+        `_CLEAR` of another body, or of where another vehicle drives in the next
+        `_SWEEP_TIME` seconds straight on: an entry lane's start may lie beside another
+        lane's end (a road that ends in a bend both ways: a car came back beside a truck
+        leaving, in the truck's swing)."""
+        others = np.flatnonzero(state.active)
+        half = 0.5 * float(state.length[slot])
+        ahead = state.speed[others] * _SWEEP_TIME
+        reach = half + 0.5 * state.length[others] + ahead + state.width[others] + _CLEAR
+        near = others[np.hypot(state.x[others] - x, state.y[others] - y) < reach]
+        if near.size == 0:
+            return False
+        cos_h, sin_h = np.cos(state.heading[near]), np.sin(state.heading[near])
+        shift = 0.5 * state.speed[near] * _SWEEP_TIME
+        one = np.ones(1, dtype=bool)
+        i, _ = find_overlaps(
+            np.concatenate(([x], state.x[near] + shift * cos_h)),
+            np.concatenate(([y], state.y[near] + shift * sin_h)),
+            np.concatenate(([heading], state.heading[near])),
+            np.concatenate(([2.0 * half + 2.0 * _CLEAR], state.length[near] + 2.0 * shift)),
+            np.concatenate(([float(state.width[slot]) + 2.0 * _CLEAR], state.width[near])),
+            np.concatenate((one, one.repeat(near.size))),
+        )
+        return bool((i == 0).any())
+
     def _reaching_into(self, state: WorldState, on: IntArray) -> IntArray:
-        """The drivable lane of its direction beside its own that the body of each vehicle ``on``
-        reaches into (-1: none): one that has just changed lanes still stands partly in
-        the lane it left, where no other vehicle may come back behind it."""
+        """The drivable lane of its direction beside its own that the body of each vehicle
+        ``on`` reaches into (-1: none): one that has just changed lanes still stands partly
+        in the lane it left, where no other vehicle may come back behind it (on esmini's
+        two_plus_one.xodr a truck came back at 12.6 m/s 8.5 m behind the corner of a car
+        leaving its lane at 1.5 m/s)."""
         info = self.info
         uid, s = state.uid[on], state.s[on]
-        # Offset from the lane's centre line toward the left of the direction of travel.
+        # Offset from the lane's centre line toward the left of the direction of travel,
+        # and how far the body reaches to either side of its centre at its angle d to
+        # the lane (a car leaving a lane at an angle still has a corner in it).
         offset = (state.t[on] - info.net.uid_t_center(uid, s)) * np.sign(info.sign[uid])
-        room = 0.5 * (np.abs(info.net.uid_width(uid, s)) - state.width[on])
+        _, _, lane_heading = info.table.pose(uid, info.progress(uid, s))
+        d = state.heading[on] - lane_heading
+        across = 0.5 * (state.length[on] * np.abs(np.sin(d)) + state.width[on] * np.abs(np.cos(d)))
+        room = 0.5 * np.abs(info.net.uid_width(uid, s)) - across
         left, right = info.beside[uid, 0], info.beside[uid, 1]
         out: IntArray = np.where(offset > room, left, np.where(-offset > room, right, -1))
         return out

@@ -72,7 +72,7 @@ from roadsim.sim.actor import Actor
 from roadsim.sim.build import IDM_BY_MODEL, MODEL_NAMES, WorldBuilder
 from roadsim.sim.lifecycle import Respawner, route_salts
 from roadsim.sim.ray_sensors import RayReading, RaySensors, SceneSensorSpec
-from roadsim.world.codes import LONG_VEHICLE, ROUTE_BIT
+from roadsim.world.codes import LONG_VEHICLE, MAP_EDGE, ROUTE_BIT
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import by_lane
@@ -800,9 +800,10 @@ class Simulation:
             lost = relocalize_slots(
                 self._info, on, st.uid, st.s, st.t, st.road, st.x, st.y, st.heading, self._salt
             )
-            gone = lost[
-                (st.control[lost] == AUTOPILOT)
-                & (lost != (self.ego_slot if self.ego_slot is not None else -1))
+            leaving = np.concatenate((lost, self._at_map_edge(on)))
+            gone = leaving[
+                (st.control[leaving] == AUTOPILOT)
+                & (leaving != (self.ego_slot if self.ego_slot is not None else -1))
             ]
             if gone.size:
                 self._traffic.forget(gone)
@@ -821,6 +822,18 @@ class Simulation:
             slots = np.concatenate((on, off))
             slots = slots[st.active[slots] & (st.uid[slots] >= 0)]
             st.z[slots] = _surface_z(self.net, st.road[slots], st.s[slots], st.t[slots])
+
+    def _at_map_edge(self, slots: IntArray) -> IntArray:
+        """Those of ``slots`` whose front reached the end of a lane that leads nowhere
+        (`roadsim.world.codes.MAP_EDGE`): traffic leaves the map there, as it arrives at
+        the end of its route in SUMO, before its body runs on past the road (a dead end
+        drawn a few metres from another road put a truck's front onto it)."""
+        st, info = self.state, self._info
+        on = slots[st.uid[slots] >= 0]
+        on = on[info.end_kind[st.uid[on]] == MAP_EDGE]
+        front = info.progress(st.uid[on], st.s[on]) + 0.5 * st.length[on]
+        out: IntArray = on[front >= info.length[st.uid[on]]]
+        return out
 
     def _collide(self) -> None:
         st = self.state
