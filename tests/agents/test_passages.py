@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from roadsim import Simulation
-from roadsim.agents.passages import PASSAGE_MARGIN, PASSAGE_RADIUS, WAIT_BEFORE, find_passages
+from roadsim.agents.passages import (
+    PASSAGE_MARGIN,
+    PASSAGE_RADIUS,
+    WAIT_BEFORE,
+    PassageGate,
+    find_passages,
+)
 from roadsim.scenario.schema import validate_data
 from roadsim.world.lane_info import LaneInfo
 from tests.agents.bends import LANE, bend_road
@@ -83,6 +89,38 @@ def test_long_vehicles_meeting_on_a_tight_bend_take_turns(
     path, begin, end = bend_road(tmp_path, radius, STRAIGHT)
     sim = Simulation(validate_data({"map": path}, "test"))
     _both_pass_one_waiting(sim, begin, end, ours, theirs, lead)
+
+
+def test_a_wide_bend_on_narrow_lanes_is_a_passage(tmp_path: Path) -> None:
+    """Esmini's mixed_roads.xodr bends 33 m round on 3 m lanes: two trucks meeting there
+    do not fit side by side (their widths and the swing of one take 6.2 m). Before, only
+    the radius counted, and trucks met there."""
+    wide, _, _ = bend_road(tmp_path, 33.0, STRAIGHT)
+    narrow, begin, end = bend_road(tmp_path, 33.0, STRAIGHT, lane=3.0)
+    assert find_passages(LaneInfo(Simulation(validate_data({"map": wide}, "t")).net)).number == 0
+    sim = Simulation(validate_data({"map": narrow}, "test"))
+    assert find_passages(LaneInfo(sim.net)).exclusive.tolist() == [False]
+    _both_pass_one_waiting(sim, begin, end, "truck", "truck", 0.0)
+
+
+def test_nobody_comes_back_inside_a_passage_a_long_vehicle_holds_the_other_way(
+    tmp_path: Path,
+) -> None:
+    """`PassageGate.opposed`, which `roadsim.sim.lifecycle` asks before it puts a vehicle
+    back on the map: on mixed_roads.xodr a road that is all one passage and leads
+    nowhere, trucks came back at both ends of it and met in the bend."""
+    path, begin, _ = bend_road(tmp_path, 15.0, STRAIGHT)
+    sim = Simulation(validate_data({"map": path}, "test"))
+    gate = PassageGate(LaneInfo(sim.net))
+    ahead, back = (int(sim.net.lane_uid("1", lane, begin)) for lane in (-1, 1))
+    rows = slice(gate.passages.ptr[ahead], gate.passages.ptr[ahead + 1])
+    inside = 0.5 * float(gate.passages.lo[rows][0] + gate.passages.hi[rows][0])
+    assert not gate.opposed(ahead, inside - 6.0, inside + 6.0, long=True)  # counted from now
+    assert gate.held.tolist() == [int(gate.passages.way[rows][0])]
+    length = float(sim.lane_info.length[back])
+    assert gate.opposed(back, length - inside - 2.3, length - inside + 2.3, long=False)
+    assert not gate.opposed(back, 0.0, 4.6, long=False)  # before the passage
+    assert not gate.opposed(ahead, inside - 2.3, inside + 2.3, long=False)  # the same way
 
 
 @pytest.mark.parametrize(("ours", "theirs", "lead"), [("car", "truck", 0.0), ("car", "bus", 10.0)])

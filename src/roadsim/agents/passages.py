@@ -7,7 +7,10 @@ each makes (`roadsim.agents.traffic_kernels._track`). There drivers of long vehi
 what a single-lane road asks of them: one waits before the bend until the other is out.
 
 A passage is a stretch of a road where one of its drivable lanes outside junctions bends
-more tightly than `PASSAGE_RADIUS`, widened by `PASSAGE_MARGIN` at both ends (a long
+more tightly than `PASSAGE_RADIUS` (on a lane narrower than 3.2 m beside the other
+direction, than where two long vehicles' widths and the swing of one take twice its
+width), widened by
+`PASSAGE_MARGIN` at both ends (a long
 vehicle still swings over for about its length after a bend, and its front swings before
 its centre reaches one). Every drivable lane of that road along the stretch belongs to it,
 each in its own direction of travel.
@@ -42,13 +45,17 @@ import numpy as np
 from roadsim._jit import njit, njit_leaf
 from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.agents.junctions import SWEEP_LENGTH
-from roadsim.world.codes import LONG_MIN_RADIUS, LONG_VEHICLE
+from roadsim.agents.traffic_kernels import LONG_SWING
+from roadsim.world.codes import LONG_MIN_RADIUS, LONG_VEHICLE, LONG_WIDTH
 from roadsim.world.lane_kernels import LaneArrays, choose_next
 
 if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module imports)
     from roadsim.world.lane_info import LaneInfo
+    from roadsim.world.lane_samples import LaneSamples
 
-PASSAGE_RADIUS = 25.0  # m: lanes bending tighter than this make a passage
+PASSAGE_RADIUS = 25.0  # m: lanes bending tighter than this make a passage, and
+MEET_MARGIN = 0.1  # m: narrower lanes than 3.2 m bending so that two long vehicles and
+# the swing of one take more than twice the lane's width and this (`_meeting_curvature`)
 PASSAGE_MARGIN = SWEEP_LENGTH  # m added to a passage at both ends
 ASK_RANGE = 40.0  # m before a passage where a long vehicle asks to enter it, at least
 ASK_DECEL = 2.0  # m/s^2: ... or from its braking distance at this deceleration, and
@@ -113,7 +120,11 @@ def find_passages(info: LaneInfo) -> Passages:
         # as a lane, bends its centre line sharply where nobody drives)
         at = np.arange(last - first) * spacing
         used = (at >= info.usable_from[u] - spacing) & (at <= info.usable[u] + spacing)
-        bend = (np.abs(table.curvature[first:last]) * PASSAGE_RADIUS > 1.0) & used
+        graph = info.net.graph
+        beside = [int(graph.left_uid[u]), int(graph.right_uid[u])]
+        meets = any(x >= 0 and info.drivable[x] and info.sign[x] == -info.sign[u] for x in beside)
+        limit = _meeting_curvature(table, first, last) if meets else 1.0 / PASSAGE_RADIUS
+        bend = (np.abs(table.curvature[first:last]) > limit) & used
         if not bend.any():
             continue
         edges = np.diff(np.concatenate(([0], bend.astype(np.int8), [0])))
@@ -182,6 +193,24 @@ def find_passages(info: LaneInfo) -> Passages:
         way=np.array(way, dtype=np.int64),
         exclusive=exclusive,
     )
+
+
+def _meeting_curvature(table: LaneSamples, first: int, last: int) -> FloatArray:
+    """The curvature above which two long vehicles coming opposite ways do not fit side
+    by side, at the samples ``first:last`` of a lane beside the other direction:
+    `PASSAGE_RADIUS`'s, or where the lane is narrow, the one at which the swing of one
+    (`LONG_SWING` times the curvature) and both their widths take more than twice its
+    width and `MEET_MARGIN` (3.2 m lanes give `PASSAGE_RADIUS`; esmini's
+    mixed_roads.xodr has 3 m lanes on a 33 m bend, where two trucks met). Where the lane
+    is narrower than a long vehicle (it opens or closes there), `PASSAGE_RADIUS`'s."""
+    width = table.t_hi[first:last] - table.t_lo[first:last]
+    spare = np.maximum(2.0 * width - 2.0 * LONG_WIDTH + MEET_MARGIN, 0.0)
+    out: FloatArray = np.where(
+        width >= LONG_WIDTH,
+        np.minimum(1.0 / PASSAGE_RADIUS, spare / LONG_SWING),
+        1.0 / PASSAGE_RADIUS,
+    )
+    return out
 
 
 def _margins_past_lane_ends(
@@ -315,6 +344,25 @@ class PassageGate:
         opposed = (self.held[p.passage[rows]] & (_FORWARD + _BACKWARD - p.way[rows])) != 0
         np.minimum.at(out, self._wait_lane[opposed], self._wait_at[opposed])
         return out
+
+    def opposed(self, lane: int, lo: float, hi: float, long: bool) -> bool:
+        """Whether a vehicle whose body spans progress ``lo`` to ``hi`` on ``lane`` would
+        stand in a passage that a long vehicle coming the other way was in, let in to or
+        asked for last tick; if not, a long vehicle is counted in each passage it stands
+        in from now on. `roadsim.sim.lifecycle` puts vehicles back on the map with it: on
+        esmini's mixed_roads.xodr, a road that is all one passage and leads nowhere,
+        trucks came back at both ends and met in the bend, and cars came back at the
+        start of the bend, beside a truck sweeping out of it (a car only just come back
+        drives on its lane's centre line, not yet making room)."""
+        p = self.passages
+        rows = np.arange(p.ptr[lane], p.ptr[lane + 1])
+        rows = rows[(p.lo[rows] < hi) & (p.hi[rows] > lo)]
+        other = _FORWARD + _BACKWARD - p.way[rows]
+        if (self.held[p.passage[rows]] & other).any():
+            return True
+        if long:
+            np.bitwise_or.at(self.held, p.passage[rows], p.way[rows])
+        return False
 
     def resize(self, capacity: int) -> None:
         grown = np.full(capacity, -1, dtype=np.int64)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from roadsim._types import FloatArray, IntArray, UIntArray
+from roadsim.agents.passages import PassageGate
 from roadsim.world.codes import LONG_ROUTE_BIT, LONG_VEHICLE, ROUTE_BIT
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
@@ -69,11 +70,14 @@ class Respawner:
         desired_speed: FloatArray,
         changing_to: IntArray,
         next_id: int,
+        passages: PassageGate | None = None,
     ) -> int:
         """Places pending slots where there is room; returns the next free actor id.
 
         ``changing_to`` is the lane each slot's vehicle is changing into (-1: none); such
-        a vehicle already takes room in that lane.
+        a vehicle already takes room in that lane. With ``passages``, a vehicle does not
+        come back inside a narrow passage that a long vehicle coming the other way holds
+        (`PassageGate.opposed`).
         """
         if not self.pending or self.entries.size == 0:
             return next_id
@@ -104,7 +108,10 @@ class Respawner:
             t = net.uid_t_center(uid, s)
             x, y, z = net.to_world_index(info.road[uid], s, t)
             _, _, heading = info.table.pose(uid, np.array([p]))
-            if self._swept(state, float(x[0]), float(y[0]), float(heading[0]), slot):
+            if self._swept(state, float(x[0]), float(y[0]), float(heading[0]), slot) or (
+                passages is not None
+                and passages.opposed(lane, p - half, p + half, bool(2.0 * half >= LONG_VEHICLE))
+            ):
                 waiting.append(slot)
                 continue
             # At most 90 % of the desired speed, and slow enough to keep a headway behind

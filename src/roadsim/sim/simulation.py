@@ -665,7 +665,7 @@ class Simulation:
         if self._respawner is not None and self._respawner.pending:
             changing = np.where(self._traffic.target_uid != st.uid, self._traffic.target_uid, -1)
             self._next_id = self._respawner.fill(
-                st, self._salt, self._speed_factor, changing, self._next_id
+                st, self._salt, self._speed_factor, changing, self._next_id, self._traffic.passages
             )
 
         scripted = self._scripted
