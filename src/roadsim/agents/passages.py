@@ -9,11 +9,10 @@ what a single-lane road asks of them: one waits before the bend until the other 
 A passage is a stretch of a road where one of its drivable lanes outside junctions bends
 more tightly than `PASSAGE_RADIUS` (on a lane narrower than 3.2 m beside the other
 direction, than where two long vehicles' widths and the swing of one take twice its
-width), widened by
-`PASSAGE_MARGIN` at both ends (a long
-vehicle still swings over for about its length after a bend, and its front swings before
-its centre reaches one). Every drivable lane of that road along the stretch belongs to it,
-each in its own direction of travel.
+width), widened by `PASSAGE_MARGIN` at both ends (a long vehicle still swings over for
+about its length after a bend, and its front swings before its centre reaches one).
+Every drivable lane of that road along the stretch belongs to it, each in its own
+direction of travel.
 
 The rule, for long vehicles only (`roadsim.world.codes.LONG_VEHICLE` and longer): one
 that comes within `ASK_RANGE` of a passage (or its braking distance and a margin) asks to
@@ -53,9 +52,8 @@ if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module 
     from roadsim.world.lane_info import LaneInfo
     from roadsim.world.lane_samples import LaneSamples
 
-PASSAGE_RADIUS = 25.0  # m: lanes bending tighter than this make a passage, and
-MEET_MARGIN = 0.1  # m: narrower lanes than 3.2 m bending so that two long vehicles and
-# the swing of one take more than twice the lane's width and this (`_meeting_curvature`)
+PASSAGE_RADIUS = 25.0  # m: lanes bending tighter than this make a passage
+MEET_MARGIN = 0.1  # m: ... and narrower lanes where two trucks need it more (`_meeting_curvature`)
 PASSAGE_MARGIN = SWEEP_LENGTH  # m added to a passage at both ends
 ASK_RANGE = 40.0  # m before a passage where a long vehicle asks to enter it, at least
 ASK_DECEL = 2.0  # m/s^2: ... or from its braking distance at this deceleration, and
