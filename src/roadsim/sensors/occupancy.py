@@ -166,10 +166,9 @@ def _footprints(
     chunks: int,
 ) -> tuple[IntArray, IntArray, FloatArray, BoolArray, IntArray, FloatArray, float]:
     """`footprints` in one compiled call: ``(slot, uid, p, signalling, ptr, reach,
-    far)``. Two passes
-    over the threads: `_place` (entries, counted by lane; again with more room where a
-    chunk's did not fit), then `_sort_lanes`; between them only the size of the result
-    is found."""
+    far)``. Two passes over the threads: `_place` (entries, counted by lane; again with
+    more room where a chunk's did not fit), then `_sort_lanes`; between them only the
+    size of the result is found."""
     n = uid.size
     lanes = la.length.shape[0]
     reach = np.empty(n)

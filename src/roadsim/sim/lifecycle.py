@@ -95,7 +95,8 @@ class Respawner:
             rear_speed[lanes[is_rear]] = state.speed[on[is_rear]]
         waiting: list[int] = []
         for slot in sorted(self.pending):
-            pool = self.long_entries if state.length[slot] >= LONG_VEHICLE else self.entries
+            is_long = bool(state.length[slot] >= LONG_VEHICLE)
+            pool = self.long_entries if is_long else self.entries
             lane = int(pool[self.rng.integers(pool.size)])
             half = 0.5 * float(state.length[slot])
             p = half + 1.0
@@ -109,8 +110,7 @@ class Respawner:
             x, y, z = net.to_world_index(info.road[uid], s, t)
             _, _, heading = info.table.pose(uid, np.array([p]))
             if self._swept(state, float(x[0]), float(y[0]), float(heading[0]), slot) or (
-                passages is not None
-                and passages.opposed(lane, p - half, p + half, bool(2.0 * half >= LONG_VEHICLE))
+                passages is not None and passages.opposed(lane, p - half, p + half, is_long)
             ):
                 waiting.append(slot)
                 continue
