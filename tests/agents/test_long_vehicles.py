@@ -29,8 +29,9 @@ from roadsim.world.codes import LONG_MIN_RADIUS, LONG_TURN_RADIUS, LONG_VEHICLE
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import choose_next
 
+MAPS = Path(__file__).parents[1] / "data" / "opendrive" / "maps"
 #: CARLA's Town07 (from the test corpus): short streets between many tight junctions.
-TOWN07 = Path(__file__).parents[1] / "data" / "opendrive" / "maps" / "libOpenDRIVE" / "test.xodr"
+TOWN07 = MAPS / "libOpenDRIVE" / "test.xodr"
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +109,27 @@ def test_only_a_simulation_with_long_vehicles_keeps_entries_clear(town07: LaneIn
     gate.keep_clear_of_long_vehicles(np.zeros(town07.n, dtype=bool))
     assert np.array_equal(gate.setback, entry_setbacks(town07))
     assert np.any(gate.setback > SETBACK)
+
+
+def test_traffic_starts_clear_of_the_turns_long_vehicles_sweep() -> None:
+    """A car placed where the traffic waiting for a junction keeps clear of the trucks'
+    turns stood in the way of the first truck that turned past it (Town07, seed 80: a
+    collision 6 s in). With long vehicles in the mix, nobody starts there."""
+    mix = {"car": 0.85, "truck": 0.1, "bus": 0.05}
+    for seed in (0, 80):
+        traffic = {"count": 200, "min_gap": 10, "mix": mix}
+        sim = Simulation(
+            Scenario.model_validate({"map": str(TOWN07), "seed": seed, "traffic": traffic})
+        )
+        info, state = sim.lane_info, sim.state
+        setback = entry_setbacks(info)
+        on_map = np.flatnonzero(state.active)
+        assert on_map.size == 200
+        uid = state.uid[on_map]
+        front = info.progress(uid, state.s[on_map]) + 0.5 * state.length[on_map]
+        swept = setback[uid] > SETBACK
+        assert np.any(swept), "no vehicle starts on a lane where trucks sweep the entry"
+        assert np.all(front[swept] <= info.length[uid[swept]] - setback[uid[swept]] + 1e-6)
 
 
 @pytest.mark.slow

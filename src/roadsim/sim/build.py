@@ -19,6 +19,7 @@ import numpy.typing as npt
 from roadsim._types import FloatArray, IntArray
 from roadsim.agents.dynamics import VehicleLimits, wheel_angle
 from roadsim.agents.idm import IdmParams
+from roadsim.agents.junctions import SETBACK, entry_setbacks
 from roadsim.errors import TrafficWarning
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario
@@ -386,6 +387,14 @@ class WorldBuilder:
             if narrow.size
             else None
         )
+        if long_model.any():
+            # Nobody starts where traffic waiting for a junction keeps clear of the turns
+            # long vehicles sweep (`roadsim.agents.junctions.entry_setbacks`): a car placed
+            # there stands in the way of the first truck that turns past it.
+            setback = entry_setbacks(info)[lanes]
+            swept = lanes[setback > SETBACK]
+            end = info.length[swept] - setback[setback > SETBACK]
+            blocked = joined(blocked, (swept, end, np.full(swept.size, np.inf)))
         usable = info.usable[lanes]
         long = length >= LONG_VEHICLE
         open_to_long = info.tight[lanes] < 2  # (`LaneInfo.tight`)
