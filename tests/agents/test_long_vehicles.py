@@ -28,10 +28,13 @@ from roadsim.sim.traffic_stats import watch
 from roadsim.world.codes import LONG_MIN_RADIUS, LONG_TURN_RADIUS, LONG_VEHICLE
 from roadsim.world.lane_info import LaneInfo
 from roadsim.world.lane_kernels import choose_next
+from roadsim.world.traffic_lights import RED
 
 MAPS = Path(__file__).parents[1] / "data" / "opendrive" / "maps"
 #: CARLA's Town07 (from the test corpus): short streets between many tight junctions.
 TOWN07 = MAPS / "libOpenDRIVE" / "test.xodr"
+#: esmini's multi_intersections.xodr: signalised crossroads whose right turns trucks take.
+CROSSROADS = MAPS / "esmini" / "multi_intersections.xodr"
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +133,42 @@ def test_traffic_starts_clear_of_the_turns_long_vehicles_sweep() -> None:
         swept = setback[uid] > SETBACK
         assert np.any(swept), "no vehicle starts on a lane where trucks sweep the entry"
         assert np.all(front[swept] <= info.length[uid[swept]] - setback[uid[swept]] + 1e-6)
+
+
+def test_traffic_waits_for_a_red_light_clear_of_the_turns_long_vehicles_sweep() -> None:
+    """Lane 1 of road 270 ends at a light, in the mouth of a street that trucks turning
+    right sweep over (`entry_setbacks`: 11.8 m). A car stopped at red 2 m before the
+    junction, and a truck turning past collided with it (the corpus smoke, seed 0).
+    With long vehicles about, traffic waits for a red light where it would wait for the
+    junction: at the setback."""
+    sim = Simulation(
+        Scenario.model_validate(
+            {
+                "map": str(CROSSROADS),
+                "seed": 0,
+                "ego": {"spawn": {"road": "270", "lane": 1, "s": 60}, "speed": 10,
+                        "control": "autopilot"},
+                "traffic": {"count": 1, "mix": {"truck": 1}},
+            }
+        )
+    )  # fmt: skip
+    ego, info = sim.ego_slot, sim.lane_info
+    assert ego is not None
+    lane = int(sim.state.uid[ego])
+    signal = int(info.stop_signal[lane])
+    setback = float(entry_setbacks(info)[lane])
+    assert signal >= 0 and setback > SETBACK + 5.0
+    standing = []
+    for _ in range(round(30.0 / sim.dt)):
+        sim.step()
+        assert int(sim.state.uid[ego]) == lane  # (red for the first minute)
+        front = info.progress(sim.state.uid[ego : ego + 1], sim.state.s[ego : ego + 1])[0]
+        front += 0.5 * sim.state.length[ego]
+        if sim.state.speed[ego] < 0.05:
+            assert sim._lights.state(sim.time)[signal] == RED
+            standing.append(info.length[lane] - front)
+    assert len(standing) > 100
+    assert min(standing) >= setback
 
 
 @pytest.mark.slow

@@ -233,7 +233,8 @@ class TrafficModel:
             observe_perceive(
                 len(view.cursor), self.info.arrays, sensor.tables, occ, sensed, wants, visibility,
                 shown, view, Seen.of(view), actors, drivers, me, p, target, gate.granted,
-                gate.boxed, self.stops, self.routes, Perceived.empty(n), order, False,
+                gate.boxed, gate.setback, self.stops, self.routes, Perceived.empty(n), order,
+                False,
             )  # fmt: skip
             if out_fits(view):
                 return view
@@ -312,7 +313,7 @@ class TrafficModel:
             observe_perceive(
                 len(view.cursor), la, sensor.tables, occ, sensed, want, self._visibility, shown,
                 view, self._seen_by, actors, drivers, me, p, target, gate.granted, gate.boxed,
-                self.stops, self.routes, seen, order, True,
+                gate.setback, self.stops, self.routes, seen, order, True,
             )  # fmt: skip
             if out_fits(view):
                 break

@@ -28,7 +28,7 @@ from roadsim._jit import (
 )
 from roadsim._types import BoolArray, FloatArray, IntArray, UIntArray
 from roadsim.agents.idm import idm_accel_one
-from roadsim.agents.junctions import SWEEP_LENGTH, SWEEP_WHEELBASE, next_entry
+from roadsim.agents.junctions import SETBACK, SWEEP_LENGTH, SWEEP_WHEELBASE, next_entry
 from roadsim.sensors.driver_kernels import (
     EGO,
     FRONT,
@@ -428,6 +428,7 @@ def _observe_perceive_rows(
     target: IntArray,
     granted: BoolArray,
     boxed: BoolArray,
+    setback: FloatArray,
     stops: IntArray,
     routes: Routes,
     out: Perceived,
@@ -453,8 +454,9 @@ def _observe_perceive_rows(
         partial_row(la, tab, occ, sensed, me, want, visibility, shown, view, i, c)
         if perceive_too and lights_fit(view, c):
             perceive(
-                la, seen, actors, drivers, me, p, target, granted, boxed, stops, routes, out, i
-            )
+                la, seen, actors, drivers, me, p, target, granted, boxed, setback, stops,
+                routes, out, i,
+            )  # fmt: skip
 
 
 observe_perceive = njit_rows(_observe_perceive_rows)
@@ -471,6 +473,7 @@ def perceive(
     target: IntArray,
     granted: BoolArray,
     boxed: BoolArray,
+    setback: FloatArray,
     stops: IntArray,
     routes: Routes,
     out: Perceived,
@@ -480,7 +483,9 @@ def perceive(
     from what its driver sensor saw (``seen``, by row; ``stops``: 1 for each signal of
     the sensor's table that is a light traffic stops at), and the junction entry it
     asks for (``boxed``: the junction gate's lanes, `roadsim.agents.junctions`). The
-    routes come from ``routes``, which keeps them (`route_of`).
+    routes come from ``routes``, which keeps them (`route_of`). A light's stop line
+    within the ``setback`` of a junction entry (`roadsim.agents.junctions.entry_setbacks`,
+    by lane uid) is kept at the setback (`_short_of_sweep`).
 
     A vehicle changing lanes keeps the nearer of its two leaders, and gives the change up
     (``target`` becomes its own lane, in place) when its target lane has no room left.
@@ -523,7 +528,7 @@ def perceive(
             continue
         d, colour = seen.light_distance[e], seen.light_state[e]
         if colour == RED or (colour == YELLOW and d > stop):
-            nearest = min(nearest, d)
+            nearest = min(nearest, _short_of_sweep(la, setback, lanes, start, i, d, stop))
     # The end of a lane that drops (not for a vehicle already moving over into the next
     # lane: one whose front is past its lane's end could no longer move over at all).
     last = seen.lane_end_uid[i, EGO]
@@ -534,6 +539,34 @@ def perceive(
     out.entry_hop[i], out.wants_in[i] = next_entry(
         boxed, lanes, start, i, stop, g, ahead_goes, nearest
     )
+
+
+@njit_leaf
+def _short_of_sweep(
+    la: LaneArrays,
+    setback: FloatArray,
+    lanes: IntArray,
+    start: FloatArray,
+    i: int,
+    d: float,
+    stop: float,
+) -> float:
+    """Where the vehicle of row i stops for a light whose stop line lies ``d`` ahead
+    of its front bumper: at the line, or where the line lies within the setback of a
+    junction entry that long vehicles sweep (``setback`` above `SETBACK`), at the
+    setback, as it would wait for the junction there; unless it cannot stop there in
+    comfort (``stop``, m) any more."""
+    for h in range(lanes.shape[1]):
+        lane = lanes[i, h]
+        if lane < 0:
+            break
+        end = start[i, h] + la.length[lane]
+        if d <= end + 1e-6:
+            back = float(end - setback[lane])
+            if setback[lane] > SETBACK and stop < back < d:
+                return back
+            return d
+    return d
 
 
 # -- decide -----------------------------------------------------------------------------------------
