@@ -20,7 +20,7 @@ from roadsim._types import FloatArray, IntArray
 from roadsim.agents.dynamics import VehicleLimits, wheel_angle
 from roadsim.agents.idm import IdmParams
 from roadsim.agents.junctions import SETBACK, entry_setbacks
-from roadsim.errors import TrafficWarning
+from roadsim.errors import MapWarning, TrafficWarning
 from roadsim.road.network import RoadNetwork
 from roadsim.scenario import Scenario
 from roadsim.scenario.actors import map_obstacles
@@ -39,6 +39,7 @@ from roadsim.sim.placement import joined, place_apart
 from roadsim.world.codes import LONG_VEHICLE, LONG_WIDTH
 from roadsim.world.collisions import find_overlaps
 from roadsim.world.lane_info import LaneInfo
+from roadsim.world.overlaps import Overlaps
 from roadsim.world.state import (
     AUTOPILOT,
     EXTERNAL,
@@ -326,6 +327,36 @@ class WorldBuilder:
 
     # -- traffic ------------------------------------------------------------------------------------------------
 
+    def _warn_overlaps(self, overlaps: Overlaps) -> None:
+        """One `MapWarning` for the roads of the map drawn over each other with no
+        junction or link between them, naming the first such place."""
+        info, net = self.info, self.net
+        lane, other = int(overlaps.lane[0]), int(overlaps.other[0])
+        road, other_road = net.roads[info.road[lane]], net.roads[info.road[other]]
+        s = np.sort(
+            info.road_s(overlaps.lane[:1].repeat(2), np.r_[overlaps.start[0], overlaps.end[0]])
+        )
+        where = net.path or "<string>"
+        if road.line is not None:
+            where += f":{road.line}"
+        message = (
+            f"{where}: road {road.id}: lane {int(net.lanes.lane_id[lane])} lies over lane "
+            f"{int(net.lanes.lane_id[other])} of road {other_road.id} from s={s[0]:.3g} to "
+            f"s={s[1]:.3g} with no junction or link between them"
+        )
+        roads = np.unique(info.road[np.concatenate((overlaps.lane, overlaps.other))])
+        pairs = {
+            tuple(sorted(pair))
+            for pair in zip(overlaps.lane.tolist(), overlaps.other.tolist(), strict=True)
+        }
+        if len(pairs) > 1:
+            message += f" (and {len(pairs) - 1} more pairs, on {roads.size} roads in all)"
+        message += (
+            "; traffic does not see across such places: it starts on none of them and leaves "
+            "a dead end before one"
+        )
+        warnings.warn(message, MapWarning, stacklevel=5)
+
     def _traffic_rows(self, placed: list[dict[str, float]]) -> list[dict[str, float]]:
         traffic = self.scenario.traffic
         if traffic is None:
@@ -387,6 +418,12 @@ class WorldBuilder:
             if narrow.size
             else None
         )
+        overlaps = info.overlaps
+        if overlaps.size:
+            # Roads drawn over each other: traffic does not see across them, so nobody
+            # starts there (and dead ends there move, `LaneInfo.map_edges`).
+            self._warn_overlaps(overlaps)
+            blocked = joined(blocked, (overlaps.lane, overlaps.start, overlaps.end))
         if long_model.any():
             # Nobody starts where traffic waiting for a junction keeps clear of the turns
             # long vehicles sweep (`roadsim.agents.junctions.entry_setbacks`): a car placed

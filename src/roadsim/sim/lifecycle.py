@@ -4,7 +4,8 @@ An *entry lane* is a drivable lane record outside junctions that no drivable lan
 into: where traffic enters the map. A vehicle that leaves the map (its front at the end
 of a lane that leads nowhere, `roadsim.sim.simulation`) frees its slot; at the start of
 a later tick the slot is filled by a new vehicle (a new id, a new route, the same model)
-at the start of an entry lane chosen at random, once that lane has room for it and no
+at the start of an entry lane chosen at random (past the stretch where it lies over
+another road, `roadsim.world.overlaps`), once that lane has room for it and no
 other vehicle is in the way there (`Respawner._swept`).
 """
 
@@ -46,12 +47,14 @@ class Respawner:
         allowed = set(lane_types)
         types = np.array([t in allowed for t in info.net.lanes.type_name], dtype=bool)
         no_way_in = info.prev_ptr[1:] == info.prev_ptr[:-1]
+        # (where an entry starts over another road, traffic comes back past it)
+        self.enter_at: FloatArray = info.map_edges[1]
         self.entries: IntArray = np.flatnonzero(
             info.drivable
             & types
             & (info.junction < 0)
             & no_way_in
-            & (info.usable > 20.0)
+            & (info.usable - self.enter_at > 20.0)
             & (info.usable_from == 0.0)  # (a lane that opens is too narrow at its start)
         )
         # Long vehicles come back where they can drive on (`LaneInfo.tight`), if anywhere.
@@ -99,7 +102,7 @@ class Respawner:
             pool = self.long_entries if is_long else self.entries
             lane = int(pool[self.rng.integers(pool.size)])
             half = 0.5 * float(state.length[slot])
-            p = half + 1.0
+            p = float(self.enter_at[lane]) + half + 1.0
             gap = float(rear[lane]) - (p + half)
             if gap < self.min_gap:
                 waiting.append(slot)

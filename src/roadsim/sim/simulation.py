@@ -827,12 +827,13 @@ class Simulation:
         """Those of ``slots`` whose front reached the end of a lane that leads nowhere
         (`roadsim.world.codes.MAP_EDGE`): traffic leaves the map there, as it arrives at
         the end of its route in SUMO, before its body runs on past the road (a dead end
-        drawn a few metres from another road put a truck's front onto it)."""
+        drawn a few metres from another road put a truck's front onto it). Where the
+        dead end lies over another road (`LaneInfo.map_edges`), it leaves before that."""
         st, info = self.state, self._info
         on = slots[st.uid[slots] >= 0]
         on = on[info.end_kind[st.uid[on]] == MAP_EDGE]
         front = info.progress(st.uid[on], st.s[on]) + 0.5 * st.length[on]
-        out: IntArray = on[front >= info.length[st.uid[on]]]
+        out: IntArray = on[front >= info.map_edges[0][st.uid[on]]]
         return out
 
     def _collide(self) -> None:

@@ -10,6 +10,7 @@ per-tick work is array indexing; `LaneInfo.arrays` bundles the tables for compil
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -30,6 +31,7 @@ from roadsim.world.codes import (
 )
 from roadsim.world.lane_kernels import SAMPLE_COLUMNS, LaneArrays
 from roadsim.world.lane_samples import LaneSamples
+from roadsim.world.overlaps import Overlaps, edge_stretches, unjoined_overlaps
 from roadsim.world.routing import bypass_empty, first_of_rows
 
 if TYPE_CHECKING:
@@ -495,6 +497,21 @@ class LaneInfo:
                 out: IntArray = closed.astype(np.int64)
                 return out
             closed = grown
+
+    # -- roads drawn over each other ---------------------------------------------------------------
+
+    @cached_property
+    def overlaps(self) -> Overlaps:
+        """Stretches of lanes that lie over another road's lane with no junction or link
+        between them, where traffic does not see across (`roadsim.world.overlaps`)."""
+        return unjoined_overlaps(self)
+
+    @cached_property
+    def map_edges(self) -> tuple[FloatArray, FloatArray]:
+        """Per lane uid, the progress at which traffic leaves the map on it and the one at
+        which it comes back: its length and 0, but outside the `overlaps` that reach a
+        dead end or an entry (`roadsim.world.overlaps.edge_stretches`)."""
+        return edge_stretches(self, self.overlaps)
 
     # -- progress and road coordinates -------------------------------------------------------------
 
