@@ -121,6 +121,16 @@ def test_nobody_comes_back_inside_a_passage_a_long_vehicle_holds_the_other_way(
     assert gate.opposed(back, length - inside - 2.3, length - inside + 2.3, long=False)
     assert not gate.opposed(back, 0.0, 4.6, long=False)  # before the passage
     assert not gate.opposed(ahead, inside - 2.3, inside + 2.3, long=False)  # the same way
+    # Nor does a long vehicle come back inside it while anybody stands in it the other
+    # way: on mixed_roads.xodr a truck came back into the bend where a car that had just
+    # come back at its other end stood, on its lane's centre line.
+    gate = PassageGate(LaneInfo(sim.net))
+    car = (np.array([back]), np.array([length - inside - 2.3]), np.array([length - inside + 2.3]))
+    assert not gate.opposed(ahead, inside - 6.0, inside + 6.0, long=False, bodies=car)
+    assert gate.opposed(ahead, inside - 6.0, inside + 6.0, long=True, bodies=car)
+    assert gate.held.tolist() == [0]
+    before = (np.array([back]), np.array([0.0]), np.array([4.6]))
+    assert not gate.opposed(ahead, inside - 6.0, inside + 6.0, long=True, bodies=before)
 
 
 @pytest.mark.parametrize(("ours", "theirs", "lead"), [("car", "truck", 0.0), ("car", "bus", 10.0)])

@@ -316,7 +316,8 @@ class PassageGate:
         # rows, lanes and waiting points.
         wait = self.passages.lo - WAIT_BEFORE
         self._waits_on = np.flatnonzero(wait >= 0.0)
-        self._wait_lane = record_lanes(self.passages)[self._waits_on]
+        self._lane_of = record_lanes(self.passages)
+        self._wait_lane = self._lane_of[self._waits_on]
         self._wait_at = wait[self._waits_on]
         #: Whether cars ask for exclusive passages too (`hold_every_class`).
         self.every_class = False
@@ -343,21 +344,38 @@ class PassageGate:
         np.minimum.at(out, self._wait_lane[opposed], self._wait_at[opposed])
         return out
 
-    def opposed(self, lane: int, lo: float, hi: float, long: bool) -> bool:
+    def opposed(
+        self,
+        lane: int,
+        lo: float,
+        hi: float,
+        long: bool,
+        bodies: tuple[IntArray, FloatArray, FloatArray] | None = None,
+    ) -> bool:
         """Whether a vehicle whose body spans progress ``lo`` to ``hi`` on ``lane`` would
         stand in a passage that a long vehicle coming the other way was in, let in to or
-        asked for last tick; if not, a long vehicle is counted in each passage it stands
-        in from now on. `roadsim.sim.lifecycle` puts vehicles back on the map with it: on
-        esmini's mixed_roads.xodr, a road that is all one passage and leads nowhere,
-        trucks came back at both ends and met in the bend, and cars came back at the
-        start of the bend, beside a truck sweeping out of it (a car only just come back
-        drives on its lane's centre line, not yet making room)."""
+        asked for last tick; or, for a long vehicle, that any of the ``bodies`` (lanes,
+        and where each body begins and ends on its lane, m) stands in the other way. If
+        not, a long vehicle is counted in each passage it stands in from now on.
+        `roadsim.sim.lifecycle` puts vehicles back on the map with it: on esmini's
+        mixed_roads.xodr, a road that is all one passage and leads nowhere, trucks came
+        back at both ends and met in the bend, cars came back at the start of the bend
+        beside a truck sweeping out of it, and a truck came back into the bend while a
+        car that had just come back at its other end stood in it (a car only just come
+        back drives on its lane's centre line, not yet making room)."""
         p = self.passages
         rows = np.arange(p.ptr[lane], p.ptr[lane + 1])
         rows = rows[(p.lo[rows] < hi) & (p.hi[rows] > lo)]
         other = _FORWARD + _BACKWARD - p.way[rows]
         if (self.held[p.passage[rows]] & other).any():
             return True
+        if long and bodies is not None and rows.size:
+            # The records of the same passages the other way, and who stands on them.
+            for q, way in zip(p.passage[rows].tolist(), other.tolist(), strict=True):
+                for r in np.flatnonzero((p.passage == q) & (p.way == way)).tolist():
+                    on = bodies[0] == self._lane_of[r]
+                    if np.any(on & (bodies[1] < p.hi[r]) & (bodies[2] > p.lo[r])):
+                        return True
         if long:
             np.bitwise_or.at(self.held, p.passage[rows], p.way[rows])
         return False

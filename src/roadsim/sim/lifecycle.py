@@ -79,7 +79,8 @@ class Respawner:
 
         ``changing_to`` is the lane each slot's vehicle is changing into (-1: none); such
         a vehicle already takes room in that lane. With ``passages``, a vehicle does not
-        come back inside a narrow passage that a long vehicle coming the other way holds
+        come back inside a narrow passage that a long vehicle coming the other way holds,
+        nor a long vehicle inside one where anybody stands the other way
         (`PassageGate.opposed`).
         """
         if not self.pending or self.entries.size == 0:
@@ -96,6 +97,7 @@ class Respawner:
         for lanes in taken:  # the speed of each lane's rearmost
             is_rear = (lanes >= 0) & (p_on == rear[np.maximum(lanes, 0)])
             rear_speed[lanes[is_rear]] = state.speed[on[is_rear]]
+        bodies = (state.uid[on], p_on, p_on + state.length[on])
         waiting: list[int] = []
         for slot in sorted(self.pending):
             is_long = bool(state.length[slot] >= LONG_VEHICLE)
@@ -113,7 +115,7 @@ class Respawner:
             x, y, z = net.to_world_index(info.road[uid], s, t)
             _, _, heading = info.table.pose(uid, np.array([p]))
             if self._swept(state, float(x[0]), float(y[0]), float(heading[0]), slot) or (
-                passages is not None and passages.opposed(lane, p - half, p + half, is_long)
+                passages is not None and passages.opposed(lane, p - half, p + half, is_long, bodies)
             ):
                 waiting.append(slot)
                 continue
@@ -149,6 +151,11 @@ class Respawner:
                 np.array([self.rng.integers(0, 2**63 - 1)]), state.length[slot : slot + 1]
             )[0]
             rear[lane] = p - half
+            bodies = (
+                np.append(bodies[0], lane),
+                np.append(bodies[1], p - half),
+                np.append(bodies[2], p + half),
+            )
             next_id += 1
         self.pending = waiting
         return next_id
