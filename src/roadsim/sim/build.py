@@ -333,9 +333,8 @@ class WorldBuilder:
         info, net = self.info, self.net
         lane, other = int(overlaps.lane[0]), int(overlaps.other[0])
         road, other_road = net.roads[info.road[lane]], net.roads[info.road[other]]
-        s = np.sort(
-            info.road_s(overlaps.lane[:1].repeat(2), np.r_[overlaps.start[0], overlaps.end[0]])
-        )
+        ends = np.array([overlaps.start[0], overlaps.end[0]])
+        s = np.sort(info.road_s(np.array([lane, lane]), ends))
         where = net.path or "<string>"
         if road.line is not None:
             where += f":{road.line}"
@@ -429,8 +428,8 @@ class WorldBuilder:
             # long vehicles sweep (`roadsim.agents.junctions.entry_setbacks`): a car placed
             # there stands in the way of the first truck that turns past it.
             setback = entry_setbacks(info)[lanes]
-            swept = lanes[setback > SETBACK]
-            end = info.length[swept] - setback[setback > SETBACK]
+            wide = setback > SETBACK
+            swept, end = lanes[wide], info.length[lanes[wide]] - setback[wide]
             blocked = joined(blocked, (swept, end, np.full(swept.size, np.inf)))
         usable = info.usable[lanes]
         long = length >= LONG_VEHICLE
