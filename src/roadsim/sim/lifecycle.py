@@ -97,7 +97,13 @@ class Respawner:
         for lanes in taken:  # the speed of each lane's rearmost
             is_rear = (lanes >= 0) & (p_on == rear[np.maximum(lanes, 0)])
             rear_speed[lanes[is_rear]] = state.speed[on[is_rear]]
-        bodies = (state.uid[on], p_on, p_on + state.length[on])
+        # Who stands where, for the passages a long vehicle may come back into (and
+        # those placed here, as they are).
+        bodies = (
+            (state.uid[on], p_on, p_on + state.length[on])
+            if passages is not None and passages.passages.number
+            else None
+        )
         waiting: list[int] = []
         for slot in sorted(self.pending):
             is_long = bool(state.length[slot] >= LONG_VEHICLE)
@@ -151,11 +157,12 @@ class Respawner:
                 np.array([self.rng.integers(0, 2**63 - 1)]), state.length[slot : slot + 1]
             )[0]
             rear[lane] = p - half
-            bodies = (
-                np.append(bodies[0], lane),
-                np.append(bodies[1], p - half),
-                np.append(bodies[2], p + half),
-            )
+            if bodies is not None:
+                bodies = (
+                    np.append(bodies[0], lane),
+                    np.append(bodies[1], p - half),
+                    np.append(bodies[2], p + half),
+                )
             next_id += 1
         self.pending = waiting
         return next_id
