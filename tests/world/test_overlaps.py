@@ -72,7 +72,8 @@ def test_a_crossing_with_no_junction_is_an_overlap_and_a_bridge_or_a_link_is_not
     _, bridged = _info(tmp_path, [along, over])
     assert unjoined_overlaps(bridged).size == 0
 
-    # Two roads linked end to end overlap where they meet only by a sample: no overlap.
+    # Two roads linked end to end: their ends' samples lie within a metre of each other,
+    # but the link joins them (traffic sees across it).
     first = _two_way("1", Pose(0.0, 0.0, 0.0), 50.0)
     second = _two_way("3", Pose(50.0, 0.0, 0.0), 50.0)
     link_roads(first.end("end"), second.end("start"), [(1, 1), (-1, -1)])
