@@ -922,11 +922,7 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
     keep = waits[uid]
     uid, s, point_owner = uid[keep], s[keep], point_owner[keep]
     # Not the turn's own lane before it, nor the one after it.
-    own = np.zeros(uid.size, dtype=bool)
-    for ptr, idx in ((info.prev_ptr, info.prev_idx), (info.next_ptr, info.next_idx)):
-        for k in range(int(np.max(ptr[point_owner + 1] - ptr[point_owner], initial=0))):
-            has = ptr[point_owner + 1] - ptr[point_owner] > k
-            own[has] |= idx[ptr[point_owner[has]] + k] == uid[has]
+    own = info.linked(point_owner, uid)
     uid, s = uid[~own], s[~own]
     # Near the lane's end (its start may lie at another junction's mouth).
     distance = info.length[uid] - info.progress(uid, s)

@@ -423,6 +423,16 @@ class LaneInfo:
             out[piece] = lowered
         return out
 
+    def linked(self, a: IntArray, b: IntArray) -> BoolArray:
+        """Whether lane ``b[k]`` follows lane ``a[k]`` or leads into it (pairwise, by uid)."""
+        out = np.zeros(a.size, dtype=bool)
+        for ptr, idx in ((self.prev_ptr, self.prev_idx), (self.next_ptr, self.next_idx)):
+            count = ptr[a + 1] - ptr[a]
+            for k in range(int(np.max(count, initial=0))):
+                has = count > k
+                out[has] |= idx[ptr[a[has]] + k] == b[has]
+        return out
+
     def links_shorter(self, limit: float) -> BoolArray:
         """The ordinary lanes (by uid) of roads shorter than ``limit`` metres that lead
         from one junction straight into another. A link may come in several lane

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.spatial import cKDTree
 
-from roadsim._types import BoolArray, FloatArray, IntArray
+from roadsim._types import FloatArray, IntArray
 from roadsim.world.codes import MAP_EDGE
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def unjoined_overlaps(info: LaneInfo) -> Overlaps:
     inside = (road[a] != road[b]) & (apart < 0.5 * (width[a] + width[b]) - LATERAL_M)
     inside &= np.abs(z[a] - z[b]) < CLEARANCE_M
     a, b = a[inside], b[inside]
-    unjoined = ~_linked(info, uid[a], uid[b])
+    unjoined = ~info.linked(uid[a], uid[b])
     a, b = a[unjoined], b[unjoined]
     if a.size == 0:
         return none
@@ -102,17 +102,6 @@ def unjoined_overlaps(info: LaneInfo) -> Overlaps:
         np.minimum(hi[keep] + half, info.length[lane]),
         key[first][keep] % info.n,
     )
-
-
-def _linked(info: LaneInfo, a: IntArray, b: IntArray) -> BoolArray:
-    """Whether lane ``b`` follows or leads into lane ``a`` (pairwise)."""
-    out = np.zeros(a.size, dtype=bool)
-    for ptr, idx in ((info.next_ptr, info.next_idx), (info.prev_ptr, info.prev_idx)):
-        most = int(np.max(ptr[a + 1] - ptr[a], initial=0))
-        for j in range(most):
-            has = ptr[a + 1] - ptr[a] > j
-            out[has] |= idx[ptr[a[has]] + j] == b[has]
-    return out
 
 
 def edge_stretches(info: LaneInfo, overlaps: Overlaps) -> tuple[FloatArray, FloatArray]:
