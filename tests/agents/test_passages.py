@@ -225,3 +225,35 @@ def test_long_vehicles_start_slow_enough_to_stop_before_a_passage(tmp_path: Path
             assert st.speed[k] ** 2 <= 2.0 * 1.5 * room + 1e-9
             near += room < 40.0
     assert near > 0  # (some start near the passage)
+
+
+def test_a_car_waiting_for_a_corner_beyond_a_junction_gets_its_turn() -> None:
+    """On CARLA's Town07, road 60's corner is a passage that runs up to junction 11 on
+    both sides. Trucks drive up to its far end one after another, every 7 s for a minute;
+    a car comes to the junction 12 s in, bound into the corner. A vehicle waiting is
+    nearer each second it waits (`WAITED_AHEAD`), so the car gets its turn: it is in the
+    corner 25 s in. Before, askers were served nearest first, and the car, waiting
+    before the junction, was always further from the passage than the next truck
+    waiting right before it: it waited for the last truck (74.5 s). On Town07 with the
+    default mix, lane 403 (the car's) held 99 of the 251 stuck stands over seeds 0-39."""
+    scenario = {"map": str(TOWN07), "seed": 0, "traffic": {"count": 0}}
+    sim = Simulation(validate_data(scenario, "test"))
+    car, through = -1, np.inf
+    trucks: list[int] = []
+    for tick in range(round(90.0 / sim.dt)):
+        st = sim.state
+        last = int(np.flatnonzero(st.id == trucks[-1])[0]) if trucks else -1
+        # (a truck comes every 7 s, where the one before has left room)
+        room = last < 0 or sim.net.road_ids[int(st.road[last])] != "60" or st.s[last] > 25.0
+        if tick % round(7.0 / sim.dt) == 0 and tick * sim.dt < 60.0 and room:
+            trucks.append(sim.spawn_vehicle_on_lane("60", -1, 5.0, model="truck", speed=5.0))
+        if tick == round(12.0 / sim.dt):
+            car = sim.spawn_vehicle_on_lane("61", 1, 8.0, model="car")
+        sim.step()
+        if car >= 0 and through == np.inf:
+            k = int(np.flatnonzero(sim.state.id == car)[0])
+            if sim.net.road_ids[int(sim.state.road[k])] == "60":
+                through = tick * sim.dt
+    assert sim.events == []
+    assert len(trucks) >= 5
+    assert through < 40.0

@@ -17,8 +17,9 @@ direction of travel.
 The rule, for long vehicles only (`roadsim.world.codes.LONG_VEHICLE` and longer): one
 that comes within `ASK_RANGE` of a passage (or its braking distance and a margin) asks to
 enter it. It is let in when no long vehicle coming the other way is in the passage, has
-been let in, or asked before it (the nearer one asks first, then the lower slot); else it
-waits `WAIT_BEFORE` metres before the passage. Once let in, it keeps its place until it
+been let in, or asked before it (the nearer one asks first, each second it has been told
+to wait counting as `WAITED_AHEAD` metres nearer, then the lower slot); else it waits
+`WAIT_BEFORE` metres before the passage. Once let in, it keeps its place until it
 has left the passage. A long vehicle never waits in a junction's box
 (`roadsim.agents.junctions`): one that would stand in it, even in part, waits before the
 box, and one already in the box goes on. Cars are not held: the room a car makes on a
@@ -59,6 +60,7 @@ ASK_RANGE = 40.0  # m before a passage where a long vehicle asks to enter it, at
 ASK_DECEL = 2.0  # m/s^2: ... or from its braking distance at this deceleration, and
 ASK_MARGIN = 15.0  # m more
 WAIT_BEFORE = 3.0  # m before the passage where a long vehicle told to wait stops
+WAITED_AHEAD = 5.0  # m: each second a vehicle was told to wait counts as this much nearer
 LINK_GAP = SWEEP_LENGTH + 2.0 * WAIT_BEFORE  # m: passages closer together are one
 _LINK_HOPS = 4  # lanes between two passages looked across, at most
 _ROUTE_HOPS = 48  # lanes of a route looked along for passages, at most
@@ -309,6 +311,9 @@ class PassageGate:
         #: Where each vehicle waited for a passage last tick, by slot (m ahead of its
         #: front; inf: it went on).
         self.waits: FloatArray = np.zeros(0)
+        #: How long each vehicle has been told to wait for the passage it asks for, by
+        #: slot (s).
+        self.waited: FloatArray = np.zeros(0)
         #: The directions long vehicles were in, let in to or asked for each passage
         #: last tick, as bits (`stops`).
         self.held: IntArray = np.zeros(self.passages.number, dtype=np.int64)
@@ -387,6 +392,9 @@ class PassageGate:
         waits = np.full(capacity, np.inf)
         waits[: self.waits.size] = self.waits
         self.waits = waits
+        waited = np.zeros(capacity)
+        waited[: self.waited.size] = self.waited
+        self.waited = waited
 
     def gaps(
         self,
@@ -398,6 +406,7 @@ class PassageGate:
         speed: FloatArray,
         salt: UIntArray,
         leader_gap: FloatArray,
+        dt: float,
     ) -> FloatArray | None:
         """Gap (m) to where each vehicle waits for a passage (inf: it may go), or None
         where the map has no passages.
@@ -415,13 +424,14 @@ class PassageGate:
                 a long vehicle looks for passages along its route, past ``lanes``.
             leader_gap: The gap from each vehicle to the one ahead of it (m, inf: none),
                 shape (N,).
+            dt: The time step (s), for how long each has waited (``waited``).
         """
         if self.passages.number == 0:
             return None
         out = np.full(me.size, np.inf)
         _gaps(
             self.passages, self.let_in, self.info.arrays, salt, me, lanes, start, boxed,
-            half_length, speed, self.every_class, leader_gap, out, self.held,
+            half_length, speed, self.every_class, leader_gap, dt, self.waited, out, self.held,
         )  # fmt: skip
         self.waits[me] = out
         return out
@@ -441,12 +451,15 @@ def _gaps(
     speed: FloatArray,
     every_class: bool,
     leader_gap: FloatArray,
+    dt: float,
+    waited: FloatArray,
     out: FloatArray,
     held_now: IntArray,
 ) -> None:
-    """`PassageGate.gaps` in one compiled call: ``out`` (inf on entry) and ``let_in``
-    (by slot) in place, and the directions long vehicles hold or ask for by passage
-    (``held_now``). Cars (with ``every_class``) take part in exclusive passages only."""
+    """`PassageGate.gaps` in one compiled call: ``out`` (inf on entry), ``let_in`` and
+    ``waited`` (by slot) in place, and the directions long vehicles hold or ask for by
+    passage (``held_now``). Cars (with ``every_class``) take part in exclusive passages
+    only."""
     ptr, passage, lo, hi, way_of, exclusive = (
         passages.ptr, passages.passage, passages.lo, passages.hi, passages.way,
         passages.exclusive,
@@ -510,7 +523,15 @@ def _gaps(
                 held[wants[a]] |= way[a]
             else:
                 held_car[wants[a]] |= way[a]
-    order = asking[np.argsort(distance[asking], kind="mergesort")]  # (me is in slot order)
+    # Nearest first, counting each second waited as `WAITED_AHEAD` metres nearer: one
+    # that waits where a junction comes before the passage is further from it than one
+    # that waits right before it, and on CARLA's Town07 cars waiting at junction 11 for
+    # road 60's corner lost to every truck that drove up to its other end, for minutes.
+    rank = distance - WAITED_AHEAD * waited[me]
+    order = asking[np.argsort(rank[asking], kind="mergesort")]  # (me is in slot order)
+    for i in range(me.size):
+        if wants[i] < 0 or let_in[me[i]] == wants[i]:
+            waited[me[i]] = 0.0
     for i in order:
         q, going = wants[i], way[i]
         if let_in[me[i]] == q:
@@ -525,6 +546,7 @@ def _gaps(
             else:
                 asked_car[q] |= going
             out[i] = wait[i]
+            waited[me[i]] += dt
         elif is_long[i]:
             held[q] |= going
             let_in[me[i]] = q

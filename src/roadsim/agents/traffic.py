@@ -155,6 +155,7 @@ class TrafficModel:
             self.gate.wait_age,
             self.passages.let_in,
             self.passages.waits,
+            self.passages.waited,
             *self.routes,
         )
 
@@ -168,6 +169,7 @@ class TrafficModel:
         self.gate.wait_age[slots] = 0.0
         self.passages.let_in[slots] = -1
         self.passages.waits[slots] = np.inf
+        self.passages.waited[slots] = 0.0
 
     def settle_speeds(
         self, idx: IntArray, state: WorldState, salt: UIntArray, params: TrafficParams
@@ -337,7 +339,7 @@ class TrafficModel:
         )  # fmt: skip
         passage_waits = self.passages.gaps(
             me, seen.lanes, seen.start, gate.boxed, actors.half_length, actors.speed, salt,
-            seen.gap,
+            seen.gap, dt,
         )  # fmt: skip
         if passage_waits is not None:
             np.minimum(waits, passage_waits, out=waits)
