@@ -7,10 +7,11 @@ each makes (`roadsim.agents.traffic_kernels._track`). There drivers of long vehi
 what a single-lane road asks of them: one waits before the bend until the other is out.
 
 A passage is a stretch of a road where one of its drivable lanes outside junctions bends
-more tightly than `PASSAGE_RADIUS` (on a lane narrower than 3.2 m beside the other
-direction, than where two long vehicles' widths and the swing of one take twice its
-width), widened by `PASSAGE_MARGIN` at both ends (a long vehicle still swings over for
-about its length after a bend, and its front swings before its centre reaches one).
+so tightly that two long vehicles' widths and the swing of one take more than twice its
+width (beside a lane of the other direction: 25 m on 3.2 m lanes, 17.9 m on 3.5 m
+ones; elsewhere, more tightly than `PASSAGE_RADIUS`), widened by `PASSAGE_MARGIN` at
+both ends (a long vehicle still swings over for about its length after a bend, and its
+front swings before its centre reaches one).
 Every drivable lane of that road along the stretch belongs to it, each in its own
 direction of travel.
 
@@ -53,7 +54,8 @@ if TYPE_CHECKING:  # (annotations only: kernels are cached by what their module 
     from roadsim.world.lane_info import LaneInfo
     from roadsim.world.lane_samples import LaneSamples
 
-PASSAGE_RADIUS = 25.0  # m: lanes bending tighter than this make a passage
+PASSAGE_RADIUS = 25.0  # m: lanes bending tighter than this make a passage, where no
+# lane of the other direction lies beside them
 MEET_MARGIN = 0.1  # m: ... and narrower lanes where two trucks need it more (`_meeting_curvature`)
 PASSAGE_MARGIN = SWEEP_LENGTH  # m added to a passage at both ends
 ASK_RANGE = 40.0  # m before a passage where a long vehicle asks to enter it, at least
@@ -197,19 +199,18 @@ def find_passages(info: LaneInfo) -> Passages:
 
 def _meeting_curvature(table: LaneSamples, first: int, last: int) -> FloatArray:
     """The curvature above which two long vehicles coming opposite ways do not fit side
-    by side, at the samples ``first:last`` of a lane beside the other direction:
-    `PASSAGE_RADIUS`'s, or where the lane is narrow, the one at which the swing of one
-    (`LONG_SWING` times the curvature) and both their widths take more than twice its
-    width and `MEET_MARGIN` (3.2 m lanes give `PASSAGE_RADIUS`; esmini's
-    mixed_roads.xodr has 3 m lanes on a 33 m bend, where two trucks met). Where the lane
-    is narrower than a long vehicle (it opens or closes there), `PASSAGE_RADIUS`'s."""
+    by side, at the samples ``first:last`` of a lane beside the other direction: the one
+    at which the swing of one (`LONG_SWING` times the curvature) and both their widths
+    take more than twice its width and `MEET_MARGIN`. Esmini's mixed_roads.xodr has 3 m
+    lanes on a 33 m bend, where two trucks met; two trucks meeting on bends of 3.5 m
+    lanes touched with the inner lane's centre at 16.3 m radius, not at 18.3 m (the limit
+    is 17.9 m), and CARLA's Town07 road 24 (24.1 m) was a passage that held trucks
+    waiting for it right after junction 7 while `PASSAGE_RADIUS` capped the limit. Where
+    the lane is narrower than a long vehicle (it opens or closes there),
+    `PASSAGE_RADIUS`'s."""
     width = table.t_hi[first:last] - table.t_lo[first:last]
     spare = np.maximum(2.0 * width - 2.0 * LONG_WIDTH + MEET_MARGIN, 0.0)
-    out: FloatArray = np.where(
-        width >= LONG_WIDTH,
-        np.minimum(1.0 / PASSAGE_RADIUS, spare / LONG_SWING),
-        1.0 / PASSAGE_RADIUS,
-    )
+    out: FloatArray = np.where(width >= LONG_WIDTH, spare / LONG_SWING, 1.0 / PASSAGE_RADIUS)
     return out
 
 
