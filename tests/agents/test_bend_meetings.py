@@ -15,25 +15,29 @@ import numpy as np
 import pytest
 
 from roadsim import Simulation
+from roadsim.agents.passages import find_passages
 from roadsim.scenario.schema import validate_data
+from roadsim.world.lane_info import LaneInfo
 from tests.agents.bends import LANE, bend_road
 
 STRAIGHT = 60.0  # m before and after the bend
 
 
-def _bend_road(folder: Path, radius: float) -> tuple[str, float]:
+def _bend_road(folder: Path, radius: float, lane: float = LANE) -> tuple[str, float]:
     """`bend_road` with 60 m straights; the file and the s of the bend's middle."""
-    path, begin, end = bend_road(folder, radius, STRAIGHT)
+    path, begin, end = bend_road(folder, radius, STRAIGHT, lane)
     return path, 0.5 * (begin + end)
 
 
-def _meet(folder: Path, radius: float, ours: str, theirs: str, where: float) -> tuple[int, float]:
+def _meet(
+    folder: Path, radius: float, ours: str, theirs: str, where: float, lane: float = LANE
+) -> tuple[int, float]:
     """``ours`` drives along s in lane -1 (the bend's outer lane), ``theirs`` against it
     in lane 1 (the inner lane), from 40 m either side of the place ``where`` (a share
     of the bend's length from its middle, along s), at the same speed: they meet about
     there. Returns the collision events and the least distance between their centres
     (m), which shows they met."""
-    path, middle = _bend_road(folder, radius)
+    path, middle = _bend_road(folder, radius, lane)
     sim = Simulation(validate_data({"map": path}, "test"))
     meet = middle + where * np.pi * radius
     a = sim.spawn_vehicle_on_lane("1", -1, meet - 40.0, model=ours, speed=6.0)
@@ -58,6 +62,26 @@ def test_a_truck_on_the_inside_of_a_bend_and_the_car_it_meets_do_not_touch(
     # middle, the car on its lane's centre line).
     events, closest = _meet(tmp_path, radius, "car", "truck", where)
     assert closest < 2.0 * LANE  # (they did meet, side by side)
+    assert events == 0
+
+
+@pytest.mark.parametrize("where", [-0.5, -0.25, 0.0, 0.25, 0.5])
+def test_two_long_vehicles_meet_on_a_bend_of_wide_lanes_that_is_no_passage(
+    tmp_path: Path, where: float
+) -> None:
+    """On 3.5 m lanes two trucks fit side by side down to 17.9 m radius on the inner
+    lane's centre (their widths and the swing of one take 6.56 m of the 7 m at 24.1 m,
+    CARLA's Town07 road 24). A bend of 22 m (20.25 m on the inner lane) is no passage
+    (`roadsim.agents.passages`), and two trucks meet in it, at its ends or its middle,
+    without touching; one of 18 m, where they touched, is a passage. Before, every lane
+    bending tighter than 25 m was a passage however wide: Town07's road 24, right after
+    junction 7, held trucks waiting for it across the junction's exit."""
+    for radius, passage in ((22.0, False), (18.0, True)):
+        path, _ = _bend_road(tmp_path, radius, lane=3.5)
+        net = Simulation(validate_data({"map": path}, "test")).net
+        assert (find_passages(LaneInfo(net)).number > 0) == passage
+    events, closest = _meet(tmp_path, 22.0, "truck", "truck", where, lane=3.5)
+    assert closest < 2.0 * 3.5  # (they did meet, side by side)
     assert events == 0
 
 

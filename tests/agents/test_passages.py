@@ -46,35 +46,6 @@ def test_bends_wide_enough_for_two_long_vehicles_are_no_passage(tmp_path: Path) 
     assert find_passages(LaneInfo(sim.net)).number == 0
 
 
-@pytest.mark.parametrize("where", [-0.5, -0.25, 0.0, 0.25, 0.5])
-def test_two_long_vehicles_meet_on_a_bend_of_wide_lanes_that_is_no_passage(
-    tmp_path: Path, where: float
-) -> None:
-    """On 3.5 m lanes two trucks fit side by side down to 17.9 m radius on the inner
-    lane's centre (their widths and the swing of one take 6.56 m of the 7 m at 24.1 m,
-    CARLA's Town07 road 24). A bend of 22 m (20.25 m on the inner lane) is no passage,
-    and two trucks meet in it, at its ends or its middle (``where``, a share of its
-    length from the middle), without touching. Before, every lane bending tighter than
-    25 m was a passage however wide: Town07's road 24, right after junction 7, held
-    trucks waiting for it across the junction's exit."""
-    path, begin, end = bend_road(tmp_path, 22.0, STRAIGHT, lane=3.5)
-    sim = Simulation(validate_data({"map": path}, "test"))
-    assert find_passages(LaneInfo(sim.net)).number == 0
-    tighter, _, _ = bend_road(tmp_path, 18.0, STRAIGHT, lane=3.5)  # (where trucks touched)
-    assert find_passages(LaneInfo(Simulation(validate_data({"map": tighter}, "t")).net)).number
-    meet = 0.5 * (begin + end) + where * (end - begin)
-    a = sim.spawn_vehicle_on_lane("1", -1, meet - 40.0, model="truck", speed=6.0)
-    b = sim.spawn_vehicle_on_lane("1", 1, meet + 40.0, model="truck", speed=6.0)
-    closest = np.inf
-    for _ in range(round(16.0 / sim.dt)):
-        sim.step()
-        st = sim.state
-        ia, ib = (int(np.flatnonzero(st.id == i)[0]) for i in (a, b))
-        closest = min(closest, float(np.hypot(st.x[ia] - st.x[ib], st.y[ia] - st.y[ib])))
-    assert closest < 6.0  # (they met, side by side)
-    assert sim.events == []
-
-
 def _both_pass_one_waiting(
     sim: Simulation, begin: float, end: float, ours: str, theirs: str, lead: float
 ) -> None:
