@@ -11,17 +11,16 @@ so tightly that two long vehicles' widths and the swing of one take more than tw
 width (beside a lane of the other direction: 25 m on 3.2 m lanes, 17.9 m on 3.5 m
 ones; elsewhere, more tightly than `PASSAGE_RADIUS`), widened by `PASSAGE_MARGIN` at
 both ends (a long vehicle still swings over for about its length after a bend, and its
-front swings before its centre reaches one).
-Every drivable lane of that road along the stretch belongs to it, each in its own
-direction of travel.
+front swings before its centre reaches one). Every drivable lane of that road along the
+stretch belongs to it, each in its own direction of travel.
 
 The rule, for long vehicles only (`roadsim.world.codes.LONG_VEHICLE` and longer): one
 that comes within `ASK_RANGE` of a passage (or its braking distance and a margin) asks to
 enter it. It is let in when no long vehicle coming the other way is in the passage, has
 been let in, or asked before it (the nearer one asks first, each second it has been told
 to wait counting as `WAITED_AHEAD` metres nearer, then the lower slot); else it waits
-`WAIT_BEFORE` metres before the passage. Once let in, it keeps its place until it
-has left the passage. A long vehicle never waits in a junction's box
+`WAIT_BEFORE` metres before the passage. Once let in, it keeps its place until it has
+left the passage. A long vehicle never waits in a junction's box
 (`roadsim.agents.junctions`): one that would stand in it, even in part, waits before the
 box, and one already in the box goes on. Cars are not held: the room a car makes on a
 bend is enough beside a long vehicle (`tests/agents/test_bend_meetings.py`).
