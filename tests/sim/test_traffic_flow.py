@@ -45,7 +45,7 @@ def test_the_town_with_trucks_and_buses_flows_without_collisions(seed: int) -> N
     (seed 1 before long vehicles kept out of the turns they cannot make, seed 2 after):
     a truck that had been let in into a junction crept up behind others for 8 s, lost
     its promise as it rolled in at 5 m/s, could not stop, and met the car let in
-    instead (`roadsim.agents.junctions`, ``_WITHDRAW_SPEED``)."""
+    instead (`roadsim.agents.junctions`, ``_WITHDRAW_DECEL``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrafficWarning)
         holds = Simulation(_town(1_000_000)).traffic_placed

@@ -42,7 +42,6 @@ _ANGLE_DEG = 20.0
 SHORT_LINK = 10.0  # m: a road this short between two junctions joins them into one box
 GRANT_TIMEOUT = 8.0  # s a vehicle may hold a promised path without entering
 _WITHDRAW_DECEL = 3.0  # m/s^2: ... unless it could not stop before the entry braking so
-_WITHDRAW_SPEED = 3.0  # m/s: ... from this speed or more (a queue creeps up slower)
 REROUTE_AFTER = 5.0  # s a vehicle refused at a junction's entry waits before it reroutes
 _AT_ENTRY = 5.0  # m: a vehicle this close to where it waits for an entry is waiting there
 _WAITED_AHEAD = 5.0  # m: each second waited there counts as this much nearer the entry
@@ -550,13 +549,16 @@ def _ask_hold_rows(
             granted[k] = False
         # A promise not used for `GRANT_TIMEOUT` seconds (the vehicle is stuck behind
         # others) is withdrawn, so that it cannot hold crossing traffic forever; but not
-        # from a vehicle on its way in that could no longer stop before the entry (a
-        # truck that had crept up behind others entered anyway, into a car let in).
+        # from a vehicle that could no longer stop before the entry braking at
+        # `_WITHDRAW_DECEL` (a truck that had crept up behind others entered anyway, into
+        # a car let in; a car whose front was in stopped there, in the path of the car
+        # let in), nor, where long vehicles turning nearby sweep the mouth before the
+        # entry (`entry_setbacks`), before the mouth: standing in it, it is in their way.
         grant_age[k] = grant_age[k] + dt if granted[k] and asks else 0.0
-        entry = start[i, entry_hop[i]]
         v = speed[k]
-        long = 2.0 * half_length[k] >= LONG_VEHICLE
-        can_stop = not long or v < _WITHDRAW_SPEED or entry > 0.5 * v * v / _WITHDRAW_DECEL
+        wait_at = setback[lanes[i, entry_hop[i] - 1]]
+        room = start[i, entry_hop[i]] - (wait_at if wait_at > SETBACK else 0.0)
+        can_stop = room > 0.5 * v * v / _WITHDRAW_DECEL
         if asks and grant_age[k] > GRANT_TIMEOUT and can_stop:
             granted[k] = False
             grant_age[k] = 0.0
