@@ -555,16 +555,15 @@ def _ask_hold_rows(
         # let in), nor, where long vehicles turning nearby sweep the mouth before the
         # entry (`entry_setbacks`), before the mouth: standing in it, it is in their way.
         grant_age[k] = grant_age[k] + dt if granted[k] and asks else 0.0
-        v = speed[k]
-        wait_at = setback[lanes[i, entry_hop[i] - 1]]
-        room = start[i, entry_hop[i]] - (wait_at if wait_at > SETBACK else 0.0)
-        can_stop = room > 0.5 * v * v / _WITHDRAW_DECEL
-        if asks and grant_age[k] > GRANT_TIMEOUT and can_stop:
-            granted[k] = False
-            grant_age[k] = 0.0
-            # It waits, and asks again next tick.
-            out[i] = start[i, entry_hop[i]] - setback[lanes[i, entry_hop[i] - 1]]
-            asks = False
+        if asks and grant_age[k] > GRANT_TIMEOUT:
+            wait_at = setback[lanes[i, entry_hop[i] - 1]]
+            room = start[i, entry_hop[i]] - (wait_at if wait_at > SETBACK else 0.0)
+            if room > 0.5 * speed[k] * speed[k] / _WITHDRAW_DECEL:
+                granted[k] = False
+                grant_age[k] = 0.0
+                # It waits, and asks again next tick.
+                out[i] = start[i, entry_hop[i]] - wait_at
+                asks = False
         asking[i] = asks
         for hop in (0, entry_hop[i]):
             if hop == 0 and not boxed[lanes[i, 0]]:
