@@ -55,6 +55,8 @@ SWEEP_LENGTH, SWEEP_WIDTH = 12.0, 2.55  # m: the longest vehicle entries keep cl
 SWEEP_WHEELBASE = 6.5  # m: its wheelbase
 SWEEP_LAG = 9.0  # m: how far back along its path a long vehicle's body still turns
 MAX_SETBACK = 12.0  # m: a vehicle told to wait stops at most this far before the entry
+_BEYOND_SETBACK = 4.0  # m: ... also where long vehicles sweep up to this much further back
+_STRAIGHTENING = 3.0  # wheelbases over which a long vehicle's body straightens after a turn
 _TURNING = 1.0 / 60.0  # 1/m: connecting lanes that curve more than this are turns
 _MAX_PIECES = 40  # lanes one path through a junction may have, at most
 _EXIT_MARGIN = 2.0  # m of room beyond its length a vehicle needs after a junction
@@ -852,10 +854,11 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
 
     For a `SWEEP_LENGTH` x `SWEEP_WIDTH` box at every sample of every connecting lane
     that turns and that long vehicles take (not the tight turns they avoid), and for
-    `SWEEP_LAG` metres after it, the outline is located on the lanes. Where it falls
-    within `MAX_SETBACK` of the end of a lane that ends at a junction (other than the
-    turn's own lanes before and after it), that lane's setback becomes the distance to
-    its end plus a metre, but never more than leaves room for a long vehicle on the lane
+    `_STRAIGHTENING` wheelbases after it, the outline is located on the lanes. Where it
+    falls within `MAX_SETBACK` (and `_BEYOND_SETBACK`) of the end of a lane that ends at a
+    junction (other than the turn's own lanes before and after it), that lane's setback
+    becomes the distance to its end plus a metre (`MAX_SETBACK` at most), but never more
+    than leaves room for a long vehicle on the lane
     (`SWEEP_LENGTH` and `_EXIT_MARGIN`).
     `JunctionGate.keep_clear_of_long_vehicles` applies them.
     """
@@ -894,11 +897,13 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
     beta = np.arcsin(np.clip(curvature * 0.5 * SWEEP_WHEELBASE, -0.99, 0.99))
     cx, cy = table.x[index], table.y[index]
     course = np.arctan2(table.dir_y[index], table.dir_x[index])
-    # Past the end of the turn the body straightens over `SWEEP_LAG` metres (the lane
-    # after it taken as straight).
+    # Past the end of the turn the body straightens as a bicycle's does, its slip
+    # falling by e over each wheelbase driven, for `_STRAIGHTENING` wheelbases (the lane
+    # after it taken as straight): a 12 m truck leaving a turn of 7.2 m radius into
+    # Town07's road 55 was still turned 6 degrees 8 m on.
     last = np.flatnonzero(np.r_[owner[1:] != owner[:-1], True])
-    steps = np.arange(1.0, SWEEP_LAG + 1.0)
-    fade = np.tile(1.0 - steps / SWEEP_LAG, last.size)
+    steps = np.arange(1.0, _STRAIGHTENING * SWEEP_WHEELBASE + 1.0)
+    fade = np.tile(np.exp(-steps / SWEEP_WHEELBASE), last.size)
     ends = np.repeat(last, steps.size)
     run = np.tile(steps, last.size)
     cx = np.concatenate((cx, cx[ends] + run * np.cos(course[ends])))
@@ -927,8 +932,9 @@ def entry_setbacks(info: LaneInfo) -> FloatArray:
     uid, s = uid[~own], s[~own]
     # Near the lane's end (its start may lie at another junction's mouth).
     distance = info.length[uid] - info.progress(uid, s)
-    near = distance + 1.0 <= MAX_SETBACK
-    np.maximum.at(setback, uid[near], distance[near] + 1.0)
+    # (where it reaches further back than `MAX_SETBACK`, there)
+    near = distance + 1.0 <= MAX_SETBACK + _BEYOND_SETBACK
+    np.maximum.at(setback, uid[near], np.minimum(distance[near] + 1.0, MAX_SETBACK))
     # A lane keeps room for a long vehicle and the room behind it (`_EXIT_MARGIN`): one
     # that waits on a link between two junctions waits on the link, never back in the
     # junction before it, and is let in to that junction at all.

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse
+from scipy.sparse import csgraph
 
 from roadsim._types import BoolArray, FloatArray, IntArray
 from roadsim.road.lanes import DRIVABLE_TYPES
@@ -205,14 +207,16 @@ class LaneInfo:
         owner = np.repeat(np.arange(n), self.table.count)
         bend = np.zeros(n)
         np.maximum.at(bend, owner, np.abs(self.table.curvature))
-        self.tight: IntArray = np.maximum(
-            self._tight_turns(bend > 1.0 / LONG_MIN_RADIUS),
-            2
-            * self._closed_to_long(
-                (bend > 1.0 / LONG_TURN_RADIUS)
-                | self.links_shorter(LONG_LINK)
-                | (self.widest < LONG_WIDTH)
-            ),
+        self.tight: IntArray = self._open_traps(
+            np.maximum(
+                self._tight_turns(bend > 1.0 / LONG_MIN_RADIUS),
+                2
+                * self._closed_to_long(
+                    (bend > 1.0 / LONG_TURN_RADIUS)
+                    | self.links_shorter(LONG_LINK)
+                    | (self.widest < LONG_WIDTH)
+                ),
+            )
         )
         self.route_next: IntArray = self._route_next(route)
         self.arrays = self._bundle()
@@ -455,29 +459,68 @@ class LaneInfo:
 
     def reach_of_long(self, start: IntArray) -> BoolArray:
         """The lanes (by uid) a long vehicle on one of the lanes ``start`` may come to:
-        at every fork it takes a successor it avoids least (`tight`;
-        `roadsim.world.lane_kernels.choose_next`) or, following the scenario's route,
-        `route_next`; and it changes only into lanes `beside` it not closed to it, or
-        from a lane that drops into any of them (as traffic does,
-        `roadsim.agents.traffic_kernels`)."""
+        along `_ways_of_long`, and at a fork following the scenario's route, to its
+        `route_next`."""
+        ways = self._ways_of_long(self.tight)
         seen = np.zeros(self.n, dtype=bool)
         todo = [int(u) for u in np.unique(start) if u >= 0]
         seen[todo] = True
         while todo:
             u = todo.pop()
-            nxt = self.next_idx[self.next_ptr[u] : self.next_ptr[u + 1]]
-            ways = nxt[self.tight[nxt] == self.tight[nxt].min()] if nxt.size else nxt
+            after = ways.indices[ways.indptr[u] : ways.indptr[u + 1]].tolist()
             if self.route_next[u] >= 0:
-                ways = np.append(ways, self.route_next[u])
-            drops = self.end_kind[u] == LANE_DROP
-            for side in self.beside[u].tolist():
-                if side >= 0 and (drops or self.tight[side] < 2):
-                    ways = np.append(ways, side)
-            for w in ways.tolist():
+                after.append(int(self.route_next[u]))
+            for w in after:
                 if not seen[w]:
                     seen[w] = True
                     todo.append(w)
         return seen
+
+    def _ways_of_long(self, tight: IntArray) -> sparse.csr_matrix:
+        """Where a long vehicle may go from each lane (a graph over uids): at every fork,
+        to the successors it avoids least (``tight``;
+        `roadsim.world.lane_kernels.choose_next`), and by a lane change, into the lanes
+        `beside` it not closed to it, or from a lane that drops into any of them (as
+        traffic does, `roadsim.agents.traffic_kernels`)."""
+        owner = np.repeat(np.arange(self.n), self.next_count)
+        level = tight[self.next_idx]
+        least = np.full(self.n, np.iinfo(np.int64).max)
+        np.minimum.at(least, owner, level)
+        ahead = level == least[owner]
+        side = self.beside.ravel()
+        side_owner = np.repeat(np.arange(self.n), self.beside.shape[1])
+        drops = self.end_kind[side_owner] == LANE_DROP
+        changes = (side >= 0) & (drops | (tight[np.maximum(side, 0)] < 2))
+        src = np.concatenate((owner[ahead], side_owner[changes]))
+        dst = np.concatenate((self.next_idx[ahead], side[changes]))
+        return sparse.csr_matrix(
+            (np.ones(src.size, dtype=np.int8), (src, dst)), shape=(self.n, self.n)
+        )
+
+    def _open_traps(self, tight: IntArray) -> IntArray:
+        """``tight`` with the turns long vehicles avoid (1) opened (0) where avoiding
+        them would trap them: where the lanes they keep to (`_ways_of_long`) close into
+        a circuit with no way out, the avoided turns that leave it. Else long vehicles
+        gather in the circuit over time and fill it: on Town07 their ways led from
+        everywhere into one circuit of 517 m of road (of 3,216 m), which held 23 of 26
+        trucks and buses after ten minutes, and then stood. Opening its one way out (a
+        right turn of 7 m radius) makes their circuit 1,178 m. Once: the turns out of
+        the circuits this makes are left avoided (opening those too took long vehicles
+        onto Town07's narrow bends, where they stood more)."""
+        ways = self._ways_of_long(tight)
+        count, label = csgraph.connected_components(ways, connection="strong")
+        src, dst = ways.nonzero()
+        leaves = np.zeros(count, dtype=bool)
+        leaves[label[src[label[src] != label[dst]]]] = True
+        circuit = np.bincount(label, minlength=count) > 1
+        circuit[label[src[src == dst]]] = True
+        trapped = circuit[label] & ~leaves[label] & (self.next_count > 1)  # (forks, by uid)
+        owner = np.repeat(np.arange(self.n), self.next_count)
+        after = self.next_idx
+        out_of = trapped[owner] & (tight[after] == 1) & (label[after] != label[owner])
+        out = tight.copy()
+        out[after[out_of]] = 0
+        return out
 
     def _closed_to_long(self, sharp: BoolArray) -> IntArray:
         """Lanes closed to long vehicles (1, by uid): those ``sharp`` (that turn tighter
