@@ -333,6 +333,54 @@ def test_long_vehicles_on_town07_are_not_trapped_in_one_circuit(town07: LaneInfo
     assert float(town07.length[reach & road].sum()) > 1100.0
 
 
+def test_long_vehicles_are_placed_on_the_circuit_they_keep_to(tmp_path: Path) -> None:
+    """A 400 m road leads into a one-way loop with no way out. Long vehicles on the
+    road only ever pass it once, into the loop, and then stay there: they are placed on
+    the loop (`LaneInfo.circuits_of_long`), cars everywhere. Before, they were placed
+    anywhere: on Town07 trucks on the way into its circuit, on roads they pass once,
+    met traffic on narrow bends and junction mouths that those in the circuit never
+    reach (seed 4 collided, seed 63 stood for minutes)."""
+    loop = (Line(100.0), Arc(np.pi * 30.0, 1.0 / 30.0), Line(130.0), Arc(np.pi * 30.0, 1.0 / 30.0))
+    ring = RoadSpec("L", PlanView(Pose(0.0, 0.0, 0.0), loop), _one_lane())
+    feeder = RoadSpec("F", PlanView(Pose(-40.0, -440.0, 0.5 * np.pi), (Line(400.0),)), _one_lane())
+    junction = JunctionSpec("A", "a")
+    roads = [
+        ring,
+        feeder,
+        junction.connect("ca", ring.end("end"), ring.end("start"), [(-1, -1)]),
+        junction.connect("cf", feeder.end("end"), ring.end("start"), [(-1, -1)], radius=20.0),
+    ]
+    path = tmp_path / "feeder.xodr"
+    Document("feeder", roads, [junction]).write(path)
+    traffic = {"count": 16, "min_gap": 5, "mix": {"car": 0.5, "truck": 0.5}}
+    for seed in range(3):
+        sim = Simulation(
+            Scenario.model_validate({"map": str(path), "seed": seed, "traffic": traffic})
+        )
+        info, state = sim.lane_info, sim.state
+        road = info.road[state.uid]
+        on_loop = info.circuits_of_long[state.uid]
+        assert np.array_equal(on_loop, road == int(info.net.road_index("L")))
+        is_long = state.active & (state.length >= LONG_VEHICLE)
+        assert is_long.sum() >= 4 and np.all(on_loop[is_long]), seed
+        cars = state.active & (state.length < LONG_VEHICLE)
+        assert np.any(cars & ~on_loop), seed  # (cars go everywhere)
+
+
+def test_town07s_long_vehicles_start_on_their_circuit(town07: LaneInfo) -> None:
+    """On Town07 the ways of long vehicles close into one circuit of 1,178 m of road
+    (roads 0, 1, 11 to 15, 21, 23, 38, 39 and 55 to 62); the default mix at half the
+    town's capacity places its trucks and buses there."""
+    road = (town07.junction < 0) & town07.drivable.astype(bool)
+    assert 1100.0 < float(town07.length[town07.circuits_of_long & road].sum()) < 1300.0
+    scenario = {"map": str(TOWN07), "seed": 0, "traffic": {"count": 128, "min_gap": 10}}
+    sim = Simulation(Scenario.model_validate(scenario))
+    state = sim.state
+    is_long = state.active & (state.length >= LONG_VEHICLE)
+    assert is_long.sum() >= 10
+    assert np.all(sim.lane_info.circuits_of_long[state.uid[is_long]])
+
+
 def test_the_mouth_beside_a_tight_turns_exit_is_kept_clear_as_far_as_the_truck_sweeps() -> None:
     """A 12 m truck leaving Town07's right turn of 7.2 m radius from road 15 into road 55
     is still turned 6 degrees 8 m on: its body covers the lane of the other direction up

@@ -434,6 +434,11 @@ class WorldBuilder:
         usable = info.usable[lanes]
         long = length >= LONG_VEHICLE
         open_to_long = info.tight[lanes] < 2  # (`LaneInfo.tight`)
+        if np.any(open_to_long & info.circuits_of_long[lanes]):
+            # Where their ways close into circuits, long vehicles start on those: the
+            # traffic starts as it drives after a while, without trucks on the roads they
+            # would only pass once (Town07's narrow bends).
+            open_to_long &= info.circuits_of_long[lanes]
         for _ in range(_CLEAR_ROUNDS):
             rng = np.random.default_rng(self._place_seq)
             spot = place_apart(

@@ -218,6 +218,10 @@ class LaneInfo:
                 ),
             )
         )
+        #: The lanes (by uid) of the circuits long vehicles keep to once there
+        #: (`_closed_circuits`), where traffic places them: on the other lanes they only
+        #: pass on their way into one.
+        self.circuits_of_long: BoolArray = self._closed_circuits(self.tight)[1]
         self.route_next: IntArray = self._route_next(route)
         self.arrays = self._bundle()
 
@@ -507,20 +511,31 @@ class LaneInfo:
         right turn of 7 m radius) makes their circuit 1,178 m. Once: the turns out of
         the circuits this makes are left avoided (opening those too took long vehicles
         onto Town07's narrow bends, where they stood more)."""
-        ways = self._ways_of_long(tight)
-        count, label = csgraph.connected_components(ways, connection="strong")
-        src, dst = ways.nonzero()
-        leaves = np.zeros(count, dtype=bool)
-        leaves[label[src[label[src] != label[dst]]]] = True
-        circuit = np.bincount(label, minlength=count) > 1
-        circuit[label[src[src == dst]]] = True
-        trapped = circuit[label] & ~leaves[label] & (self.next_count > 1)  # (forks, by uid)
+        label, closed = self._closed_circuits(tight)
+        trapped = closed & (self.next_count > 1)  # (forks, by uid)
         owner = np.repeat(np.arange(self.n), self.next_count)
         after = self.next_idx
         out_of = trapped[owner] & (tight[after] == 1) & (label[after] != label[owner])
         out = tight.copy()
         out[after[out_of]] = 0
         return out
+
+    def _closed_circuits(self, tight: IntArray) -> tuple[IntArray, BoolArray]:
+        """The strongly connected parts of `_ways_of_long` (their label, by uid), and the
+        lanes of those that are circuits with no way out (by uid): where a long vehicle,
+        once there, keeps driving for ever. A circuit goes on along the lanes (lanes side
+        by side that only change into each other, like the last lanes before a map's
+        edge, where vehicles leave, are none)."""
+        ways = self._ways_of_long(tight)
+        count, label = csgraph.connected_components(ways, connection="strong")
+        src, dst = ways.nonzero()
+        leaves = np.zeros(count, dtype=bool)
+        leaves[label[src[label[src] != label[dst]]]] = True
+        owner = np.repeat(np.arange(self.n), self.next_count)
+        along = label[owner] == label[self.next_idx]
+        circuit = np.zeros(count, dtype=bool)
+        circuit[label[owner[along]]] = True
+        return label, circuit[label] & ~leaves[label]
 
     def _closed_to_long(self, sharp: BoolArray) -> IntArray:
         """Lanes closed to long vehicles (1, by uid): those ``sharp`` (that turn tighter
