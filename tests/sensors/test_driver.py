@@ -364,6 +364,26 @@ def test_the_main_lane_is_the_lane_under_the_front_edge(maps: dict[str, str]) ->
         assert_no_object(empty)
 
 
+def test_a_front_edge_over_the_lane_of_the_other_direction_keeps_the_own_lane(
+    maps: dict[str, str],
+) -> None:
+    """The centre is in lane -1 (driven east), the front edge over the centre line in
+    lane 1 (driven west): the main lane stays lane -1, whose signs come ahead, not lane 1
+    read the other way. (A 12 m truck in a junction turn of 8 m radius swings its front
+    over the lane beside its exit; reading that lane, whose red light for the traffic
+    coming the other way stood at its front, it stopped inside the junction.)"""
+    sim = simulation(maps["two_way"], ego=("w", -1, 90.0))
+    h = 0.6
+    place(sim, 0, 90.0, -0.5, h)
+    fy = -0.5 + HALF * math.sin(h)
+    assert fy > 0.0 and int(sim.net.lanes.lane_id[sim.state.uid[0]]) == -1
+    views = sim.driver_views([0])
+    uid = sim.net.lane_uid
+    assert int(views.lane_uid[0][1]) == int(uid("w", -1, 90.0 + HALF * math.cos(h)))
+    signs = views[0].traffic_rule_information.lane_ego.traffic_signs
+    assert [sign.id for sign in signs] == ["w3"]
+
+
 def test_a_front_edge_past_a_section_boundary_reads_the_next_section(
     maps: dict[str, str],
 ) -> None:

@@ -278,7 +278,10 @@ def main_lane(
     """The lane containing the reference point (xf, yf) of a vehicle whose centre is at
     progress ``pc`` on lane ``u``: ``(lane, progress, lateral offset + left, side)``,
     side 0 for ``u``'s continuation along the route, +1 / -1 for its left / right
-    neighbour. Where no lane contains the point, the continuation."""
+    neighbour. Where no lane contains the point, the continuation; so too where only a
+    lane of the other direction does: the front of a truck turning tightly swings over
+    the lane beside its exit, and that lane's red light (at the front, for traffic
+    coming the other way) stopped it inside the junction."""
     x, p, hops = u, pc + half, 0
     while p > la.length[x] and hops < MAX_HOPS:
         nxt = step_lane(la, tab, salt, x, np.bool_(True))  # (np.bool_: see _objects)
@@ -291,7 +294,7 @@ def main_lane(
     lo, hi = bounds(la, x, p)
     if math.fabs(lat) > 0.5 * (hi - lo):
         cand, q2, lat2, lo2, hi2 = over_edge(la, x, p, lat, xf, yf)
-        if cand >= 0 and math.fabs(lat2) <= 0.5 * (hi2 - lo2):
+        if cand >= 0 and math.fabs(lat2) <= 0.5 * (hi2 - lo2) and la.sign[cand] != -la.sign[x]:
             return cand, q2, lat2, 1 if lat > 0.0 else -1
     return int(x), p, lat, 0
 
