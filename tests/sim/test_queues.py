@@ -10,7 +10,7 @@ import numpy as np
 
 from roadsim import Simulation
 from roadsim.agents.passages import Passages
-from roadsim.sim.queues import MOVED_ON, QueueWatch, Traffic, queue_ahead
+from roadsim.sim.queues import CHAIN_JUNCTIONS, MOVED_ON, QueueWatch, Traffic, queue_ahead
 from roadsim.sim.traffic_stats import STUCK, STUCK_AFTER, watch
 from tests.agents.test_junction_room import blocked_link_scenario
 
@@ -42,8 +42,8 @@ def _traffic(ids: list[int], uid: list[int], p: list[float]) -> Traffic:
 
 def test_a_queue_runs_to_its_head_and_on_through_the_junction_it_waits_at() -> None:
     # Ids: 10 the head 5 m before the entry, 11 and 12 queued behind it, 13 further back
-    # beyond a gap, 14 inside the box, 15 and 16 on the street after it, 17 beyond the
-    # next junction.
+    # beyond a gap, 14 inside the box, 15 and 16 on the street after it (16 waiting 3 m
+    # before the next junction's entry), 17 beyond the next junction.
     t = _traffic(
         [10, 11, 12, 13, 14, 15, 16, 17],
         [STREET, STREET, STREET, STREET, BOX, AFTER, AFTER, LAST],
@@ -51,14 +51,21 @@ def test_a_queue_runs_to_its_head_and_on_through_the_junction_it_waits_at() -> N
     )
     ids = t.id.tolist()
 
-    def queue(vid: int) -> list[int]:
-        return sorted(ids[r] for r in queue_ahead(t, ids.index(vid)))
+    def queue(vid: int, junctions: int = 1, traffic: Traffic = t) -> list[int]:
+        return sorted(ids[r] for r in queue_ahead(traffic, ids.index(vid), junctions))
 
     assert queue(12) == [10, 11, 14, 15, 16]
     assert queue(10) == [14, 15, 16]
     assert queue(14) == [15, 16]
     # 37 m behind the queue: it stands behind nothing.
     assert queue(13) == []
+    # Through the junctions a queue waits at in turn: 16, the foremost on the street 10
+    # waits for room on, waits at the next junction for room that 17 takes.
+    assert queue(12, 2) == [10, 11, 14, 15, 16, 17]
+    assert queue(10, 2) == queue(10, CHAIN_JUNCTIONS) == [14, 15, 16, 17]
+    # ... not where the foremost there stands 23 m before that entry.
+    back = _traffic(ids, t.uid.tolist(), [93.0, 87.0, 81.0, 40.0, 5.0, 1.0, 5.0, 50.0])
+    assert queue(10, CHAIN_JUNCTIONS, back) == [14, 15, 16]
     # A head far from the junction waits for nothing there.
     far = _traffic([20, 21], [STREET, AFTER], [50.0, 10.0])
     assert queue_ahead(far, 0) == []

@@ -17,7 +17,10 @@ A vehicle's queue is:
   junction entry (its front `AT_ENTRY` metres before it or closer) or stands in the
   junction's box: the vehicles on the head's path through the box and on the lanes after
   it, up to `AFTER_LANES` lanes and not into the next box. They take the room the head
-  waits for, and it frees as they move on;
+  waits for, and it frees as they move on. The foremost of them may itself wait at the
+  next junction for room: its queue is in the head's queue too, through
+  `CHAIN_JUNCTIONS` junctions at most (a row of trucks on short roads each waiting for
+  room on the next one moves as its foremost moves);
 - else, when the head waits before a narrow passage (its front `AT_ENTRY` metres before
   one or closer, `Simulation.narrow_passages`) that it takes turns at (a long vehicle at
   any, a car at those long vehicles take whole): the vehicles in that passage. The
@@ -46,6 +49,9 @@ QUEUE_GAP = 10.0
 AT_ENTRY = 20.0
 #: Lanes after a junction, at most, whose vehicles a head waiting to enter it waits on.
 AFTER_LANES = 4
+#: Junctions a queue is followed through, at most: a head waiting for room after one
+#: waits on the queue of the foremost vehicle there, which may wait at the next one.
+CHAIN_JUNCTIONS = 8
 #: m a vehicle that was in a queue must have driven for the queue to count as moving.
 MOVED_ON = 1.0
 #: Lanes of each vehicle's route looked at (a path through a box of joined junctions
@@ -108,9 +114,9 @@ class Traffic:
         return out
 
 
-def queue_ahead(traffic: Traffic, row: int) -> list[int]:
+def queue_ahead(traffic: Traffic, row: int, junctions: int = CHAIN_JUNCTIONS) -> list[int]:
     """The rows of the vehicles in the queue of vehicle ``row`` (see the module docstring),
-    itself not included."""
+    itself not included, through ``junctions`` junctions at most."""
     t = traffic
     lanes = t.lanes(row)
     members: list[int] = []
@@ -145,6 +151,7 @@ def queue_ahead(traffic: Traffic, row: int) -> list[int]:
     if first is None:
         return members
     after = 0
+    front = -1  # the foremost vehicle on the lanes after the box
     for k in range(first, len(path)):
         lane = path[k]
         if not t.box[lane]:
@@ -157,6 +164,15 @@ def queue_ahead(traffic: Traffic, row: int) -> list[int]:
             if other == head or (k == 0 and t.p[other] <= t.p[head]):
                 continue
             members.append(other)
+            if after > 0:
+                front = other
+    if front >= 0 and junctions > 1:
+        # (and that vehicle's own queue, where it waits at the next junction in turn)
+        seen = set(members) | {row}
+        for other in queue_ahead(t, front, junctions - 1):
+            if other not in seen:
+                seen.add(other)
+                members.append(other)
     return members
 
 

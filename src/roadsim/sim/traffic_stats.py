@@ -14,7 +14,8 @@ Stands longer than `STUCK_AFTER` are counted twice over:
   a red light or in a queue that moves"). From its minute on, a stand is looked at once a
   second (`NOTE_EVERY`): the vehicle's queue moved over the last `STUCK_AFTER` seconds
   (`roadsim.sim.queues`: one of the vehicles ahead of it up to the queue's head, or for a
-  head waiting at a junction one of those on its path and the lanes after it, or for a
+  head waiting at a junction one of those on its path and the lanes after it, and the
+  queue of the foremost of those where it waits at the next junction in turn, or for a
   head waiting before a narrow passage one of those in the passage, drove
   `roadsim.sim.queues.MOVED_ON` metres), or else a red or yellow light is within
   `LIGHT_REACH` ahead of it, or else it is stuck. A stand is stuck if it was stuck once;
