@@ -333,3 +333,33 @@ def test_a_promise_running_out_is_kept_by_a_vehicle_that_could_not_stop_before_t
         assert gate.granted[0] and out[0] == np.inf
     else:
         assert not gate.granted[0] and out[0] == pytest.approx(to_entry - mouth)
+
+
+@pytest.mark.parametrize(
+    ("to_entry", "keeps"), [(SETBACK, True), (SETBACK + 4.0, True), (20.0, False)]
+)
+def test_a_vehicle_that_stops_asking_where_it_waits_keeps_its_time_there(
+    tmp_path: Path, to_entry: float, keeps: bool
+) -> None:
+    """Who has waited longer at an entry is served first (`_WAITED_AHEAD`). A vehicle
+    that stops asking for a moment while still where it waits keeps that time: on CARLA's
+    Town07 every truck turning past swung over the mouth a car waited at, the car saw it
+    ahead and stopped asking for a tick, and lost the minute it had waited to the next
+    truck to come (seed 23: 95 s at an empty junction). One that has moved back from
+    its waiting point, or on, starts afresh."""
+    path = tmp_path / "chain.xodr"
+    _chain((0.0,), 60.0).write(path)
+    info = LaneInfo(load_map(path).prepare())
+    gate = JunctionGate(info)
+    (before,) = _lanes_of(info, "1")
+    route = np.array([[before, *_lanes_of(info, "ca"), *_lanes_of(info, "M")]])
+    gate.resize(1)
+    gate.wait_age[0] = 30.0
+    p = info.length[before] - to_entry - 2.5
+    occ = occupancy(info.n, np.array([0]), np.array([before]), np.array([p]), np.array([2.5]))
+    start = np.array([[-(p + 2.5), to_entry, to_entry + info.length[route[0, 1]]]])
+    gate.gaps(
+        np.array([0]), route, start, np.array([1]), np.array([False]), occ, np.array([2.5]),
+        np.zeros(1), np.zeros(1, dtype=np.uint64), 0.05,
+    )  # fmt: skip
+    assert gate.wait_age[0] == (30.0 if keeps else 0.0)

@@ -545,7 +545,13 @@ def _ask_hold_rows(
         asks = wants_in[i]
         if not asks:
             granted[k] = False
-            wait_age[k] = 0.0
+            # (A vehicle still where it waits keeps its time there: a truck turning
+            # through the junction swings over the mouth it waits at, and every such
+            # truck, seen ahead for a moment, put a car that had waited a minute behind
+            # the next one to come.)
+            hop = entry_hop[i]
+            if hop == 0 or start[i, hop] - setback[lanes[i, hop - 1]] >= _AT_ENTRY:
+                wait_age[k] = 0.0
         elif granted[k] and grant_lane[k] != lanes[i, entry_hop[i]]:
             # The promise was for the junction it is in now; it asks for the next one.
             granted[k] = False
