@@ -290,6 +290,33 @@ def test_the_room_after_a_junction_ends_where_a_long_vehicle_may_wait_for_a_pass
     assert room([30.0], False) == pytest.approx(24.0)
 
 
+def _gate_before_a_junction(tmp_path: Path) -> tuple[JunctionGate, np.ndarray]:
+    """A gate for one vehicle on road 1 of a `_chain` with one junction, and its route:
+    road 1's lane, the connecting lane and the lane after it."""
+    path = tmp_path / "chain.xodr"
+    _chain((0.0,), 60.0).write(path)
+    info = LaneInfo(load_map(path).prepare())
+    gate = JunctionGate(info)
+    (before,) = _lanes_of(info, "1")
+    gate.resize(1)
+    return gate, np.array([[before, *_lanes_of(info, "ca"), *_lanes_of(info, "M")]])
+
+
+def _ask(
+    gate: JunctionGate, route: np.ndarray, to_entry: float, speed: float, *, wants_in: bool
+) -> np.ndarray:
+    """One tick of the gate for a 5 m car whose front is ``to_entry`` metres before the
+    junction along ``route``: its gap to where it must wait (inf: none)."""
+    info, before = gate.info, route[0, 0]
+    p = info.length[before] - to_entry - 2.5  # (the car's centre)
+    occ = occupancy(info.n, np.array([0]), np.array([before]), np.array([p]), np.array([2.5]))
+    start = np.array([[-(p + 2.5), to_entry, to_entry + info.length[route[0, 1]]]])
+    return gate.gaps(
+        np.array([0]), route, start, np.array([1]), np.array([wants_in]), occ, np.array([2.5]),
+        np.array([speed]), np.zeros(1, dtype=np.uint64), 0.05,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("mouth", "to_entry", "speed", "keeps"),
     [
@@ -312,23 +339,11 @@ def test_a_promise_running_out_is_kept_by_a_vehicle_that_could_not_stop_before_t
     lost its promise with its front 0.8 m in the junction, stopped there and was met by
     the car let in instead (seed 30). Before, cars always lost it, trucks below 3 m/s
     too, and the mouth did not count."""
-    path = tmp_path / "chain.xodr"
-    _chain((0.0,), 60.0).write(path)
-    info = LaneInfo(load_map(path).prepare())
-    gate = JunctionGate(info)
-    (before,) = _lanes_of(info, "1")
-    route = np.array([[before, *_lanes_of(info, "ca"), *_lanes_of(info, "M")]])
-    gate.setback[before] = mouth  # (as `entry_setbacks` sets it where trucks sweep)
-    gate.resize(1)
+    gate, route = _gate_before_a_junction(tmp_path)
+    gate.setback[route[0, 0]] = mouth  # (as `entry_setbacks` sets it where trucks sweep)
     gate.granted[0], gate.grant_lane[0] = True, route[0, 1]
     gate.grant_age[0] = GRANT_TIMEOUT + 0.1
-    p = info.length[before] - to_entry - 2.5  # (the car's centre; its front to_entry m back)
-    occ = occupancy(info.n, np.array([0]), np.array([before]), np.array([p]), np.array([2.5]))
-    start = np.array([[-(p + 2.5), to_entry, to_entry + info.length[route[0, 1]]]])
-    out = gate.gaps(
-        np.array([0]), route, start, np.array([1]), np.array([True]), occ, np.array([2.5]),
-        np.array([speed]), np.zeros(1, dtype=np.uint64), 0.05,
-    )  # fmt: skip
+    out = _ask(gate, route, to_entry, speed, wants_in=True)
     if keeps:
         assert gate.granted[0] and out[0] == np.inf
     else:
@@ -347,19 +362,7 @@ def test_a_vehicle_that_stops_asking_where_it_waits_keeps_its_time_there(
     ahead and stopped asking for a tick, and lost the minute it had waited to the next
     truck to come (seed 23: 95 s at an empty junction). One that has moved back from
     its waiting point, or on, starts afresh."""
-    path = tmp_path / "chain.xodr"
-    _chain((0.0,), 60.0).write(path)
-    info = LaneInfo(load_map(path).prepare())
-    gate = JunctionGate(info)
-    (before,) = _lanes_of(info, "1")
-    route = np.array([[before, *_lanes_of(info, "ca"), *_lanes_of(info, "M")]])
-    gate.resize(1)
+    gate, route = _gate_before_a_junction(tmp_path)
     gate.wait_age[0] = 30.0
-    p = info.length[before] - to_entry - 2.5
-    occ = occupancy(info.n, np.array([0]), np.array([before]), np.array([p]), np.array([2.5]))
-    start = np.array([[-(p + 2.5), to_entry, to_entry + info.length[route[0, 1]]]])
-    gate.gaps(
-        np.array([0]), route, start, np.array([1]), np.array([False]), occ, np.array([2.5]),
-        np.zeros(1), np.zeros(1, dtype=np.uint64), 0.05,
-    )  # fmt: skip
+    _ask(gate, route, to_entry, 0.0, wants_in=False)
     assert gate.wait_age[0] == (30.0 if keeps else 0.0)

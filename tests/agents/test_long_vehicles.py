@@ -272,11 +272,17 @@ def test_long_vehicles_keep_out_of_a_road_that_leads_only_into_a_turn_they_canno
         assert trucks.size > 0 and np.all(info.tight[state.uid[trucks]] < 2), seed
 
 
+def _ring() -> RoadSpec:
+    """Road "L": a one-way loop of 430 m from the origin east, back west 60 m north of
+    it, ending 30 m before its start."""
+    loop = (Line(100.0), Arc(np.pi * 30.0, 1.0 / 30.0), Line(130.0), Arc(np.pi * 30.0, 1.0 / 30.0))
+    return RoadSpec("L", PlanView(Pose(0.0, 0.0, 0.0), loop), _one_lane())
+
+
 def _loop(tmp_path: Path, *, gentle_way_out: bool) -> tuple[LaneInfo, dict[str, int]]:
     """A one-way loop whose junction offers a right turn of 10 m radius off it (lane:
     8.25 m, tight for long vehicles), and where ``gentle_way_out``, a left turn of 20 m."""
-    loop = (Line(100.0), Arc(np.pi * 30.0, 1.0 / 30.0), Line(130.0), Arc(np.pi * 30.0, 1.0 / 30.0))
-    ring = RoadSpec("L", PlanView(Pose(0.0, 0.0, 0.0), loop), _one_lane())
+    ring = _ring()
     right = RoadSpec("X", PlanView(Pose(-20.0, -10.0, -0.5 * np.pi), (Line(60.0),)), _one_lane())
     left = RoadSpec("G", PlanView(Pose(-10.0, 20.0, 0.5 * np.pi), (Line(20.0),)), _one_lane())
     junction = JunctionSpec("A", "a")
@@ -340,8 +346,7 @@ def test_long_vehicles_are_placed_on_the_circuit_they_keep_to(tmp_path: Path) ->
     anywhere: on Town07 trucks on the way into its circuit, on roads they pass once,
     met traffic on narrow bends and junction mouths that those in the circuit never
     reach (seed 4 collided, seed 63 stood for minutes)."""
-    loop = (Line(100.0), Arc(np.pi * 30.0, 1.0 / 30.0), Line(130.0), Arc(np.pi * 30.0, 1.0 / 30.0))
-    ring = RoadSpec("L", PlanView(Pose(0.0, 0.0, 0.0), loop), _one_lane())
+    ring = _ring()
     feeder = RoadSpec("F", PlanView(Pose(-40.0, -440.0, 0.5 * np.pi), (Line(400.0),)), _one_lane())
     junction = JunctionSpec("A", "a")
     roads = [
