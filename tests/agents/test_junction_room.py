@@ -1,6 +1,7 @@
 """Junction entry and the room after it: a vehicle is let in only where it can leave the
-junction, what others were promised counts, a request without room keeps nobody out, and
-a link of short lane sections between two junctions belongs to the box."""
+junction, what others were promised counts, a request without room keeps nobody out (but
+a starved one keeps long vehicles out), and a link of short lane sections between two
+junctions belongs to the box."""
 
 from __future__ import annotations
 
@@ -14,9 +15,13 @@ from roadsim.agents.junctions import (
     GRANT_TIMEOUT,
     SETBACK,
     SWEEP_LENGTH,
+    Conflicting,
     JunctionGate,
     Requests,
-    _keep_room_for_long,
+    _first_requests,
+    _keep_paths,
+    _keep_room,
+    _serve_rows,
     rerouted,
     room_after,
 )
@@ -247,13 +252,76 @@ def test_a_long_vehicle_waiting_for_room_after_a_junction_is_not_passed_by_later
         slot=np.arange(6),
         is_long=np.array([True, False, False, False, True, False]),
         after=after,
+        starved=np.zeros(6, dtype=bool),
     )
     entry = np.array([1.0, 3.0, 3.0, 0.5, 30.0, 31.0])
     fits = np.array([False, True, True, True, False, True])
     scratch = np.full(10, -1, dtype=np.int64)
-    _keep_room_for_long(requests, entry, fits, scratch)
+    _keep_room(requests, entry, fits, scratch)
     assert fits.tolist() == [False, False, True, True, False, True]
     assert np.all(scratch == -1)  # (left as found: the gate's scratch of `serve`)
+
+
+def _requests(count: int, paths: list[int], **fields: np.ndarray) -> Requests:
+    """Requests through a junction, one lane each (``paths``), in the order they came."""
+    base: dict[str, np.ndarray] = {
+        "start": np.arange(count),
+        "end": np.arange(count) + 1,
+        "lane": np.array(paths),
+        "rank": np.arange(count, dtype=float),
+        "slot": np.arange(count),
+        "is_long": np.zeros(count, dtype=bool),
+        "after": np.full(count, -1),
+        "starved": np.zeros(count, dtype=bool),
+    }
+    return Requests(**(base | fields))
+
+
+@pytest.mark.parametrize("starved", [True, False])
+def test_a_starved_vehicle_keeps_the_room_after_the_junction_from_later_cars(
+    starved: bool,
+) -> None:
+    """A car that has waited `STARVED_AFTER` seconds at its entry keeps the room after the
+    junction, as a long vehicle does at once (above); before that, the room goes to
+    whoever has it now."""
+    requests = _requests(2, [0, 1], after=np.array([5, 5]), starved=np.array([starved, False]))
+    fits = np.array([False, True])
+    _keep_room(requests, np.array([1.0, 3.0]), fits, np.full(6, -1, dtype=np.int64))
+    assert fits.tolist() == [False, not starved]
+
+
+@pytest.mark.parametrize("starved", [True, False])
+def test_a_starved_vehicle_without_room_keeps_its_path_from_later_long_vehicles(
+    starved: bool,
+) -> None:
+    """CARLA's Town07 (seeds 31 and 44): a car waited 64 and 81 s at an entry. A convoy of
+    trucks through a conflicting turn was let in whenever the car had no room after the
+    junction (a request without room keeps nobody out), and held the turn whenever it
+    had. Once starved, a vehicle waiting for room keeps its path from the long vehicles
+    that came after it, but not from cars: keeping every vehicle out locked rings of
+    queues (the room it waited for waited for a car it kept out)."""
+    # Lanes: 0 the starved car's path; 1 a truck's, 2 a car's, both crossing lane 0.
+    near = [[1, 2], [0], [0]]
+    conflicts = Conflicting(
+        near_ptr=np.array([0, 2, 3, 4]),
+        near_idx=np.array([q for lanes in near for q in lanes]),
+        wide_ptr=np.array([0, 2, 3, 4]),
+        wide_idx=np.array([q for lanes in near for q in lanes]),
+    )
+    requests = _requests(
+        3,
+        [0, 1, 2],
+        is_long=np.array([False, True, False]),
+        starved=np.array([starved, False, False]),
+    )
+    grant = np.array([False, True, True])  # (the starved car has no room after it)
+    position = np.full(3, -1, dtype=np.int64)
+    _first_requests(requests, grant, position)
+    kept = np.full(3, -1, dtype=np.int64)
+    _keep_paths(requests, grant, kept)
+    free = np.zeros(3, dtype=bool)
+    _serve_rows(requests, free, free, conflicts, position, kept, True, grant, 0, 1)
+    assert grant.tolist() == [False, not starved, True]
 
 
 def test_the_room_after_a_junction_ends_where_a_long_vehicle_may_wait_for_a_passage(

@@ -45,6 +45,7 @@ _WITHDRAW_DECEL = 3.0  # m/s^2: ... unless it could not stop before the entry br
 REROUTE_AFTER = 5.0  # s a vehicle refused at a junction's entry waits before it reroutes
 _AT_ENTRY = 5.0  # m: a vehicle this close to where it waits for an entry is waiting there
 _WAITED_AHEAD = 5.0  # m: each second waited there counts as this much nearer the entry
+STARVED_AFTER = 30.0  # s waited there after which a vehicle keeps its place without room
 _KEPT_BITS = np.uint64((1 << LONG_ROUTE_BIT) | (1 << ROUTE_BIT))  # not stirred by `rerouted`
 _STIR, _STIR_ADD = np.uint64(6364136223846793005), np.uint64(1442695040888963407)
 _REROUTE_TRIES = 8  # stirs of a rerouted salt, at most, to leave its fork another way
@@ -230,6 +231,7 @@ def _gaps(
             cand[m] = i
             m += 1
     entry, rank, slots = np.empty(m), np.empty(m), np.empty(m, dtype=np.int64)
+    starved = np.empty(m, dtype=np.bool_)
     for c in range(m):
         # How far each is from where it waits (the entry's setback before it): first
         # come, first served, whatever the setback of its lane; who has waited there
@@ -238,6 +240,7 @@ def _gaps(
         entry[c] = start[i, entry_hop[i]] - setback[lanes[i, entry_hop[i] - 1]]
         slots[c] = me[i]
         rank[c] = entry[c] - _WAITED_AHEAD * wait_age[me[i]]
+        starved[c] = entry[c] < _AT_ENTRY and wait_age[me[i]] >= STARVED_AFTER
     requests = Requests(
         start=np.empty(m, dtype=np.int64),
         end=np.empty(m, dtype=np.int64),
@@ -246,6 +249,7 @@ def _gaps(
         slot=slots,
         is_long=np.empty(m, dtype=np.bool_),
         after=np.empty(m, dtype=np.int64),
+        starved=starved,
     )
     grant = np.empty(m, dtype=np.bool_)
     few = chunks if m >= split_requests else 1
@@ -253,10 +257,13 @@ def _gaps(
         few, la, occ, boxed, setback, long_stop, me, cand, lanes, entry_hop, half_length, salt,
         incoming, long_in, requests, grant, path,
     )  # fmt: skip
-    _keep_room_for_long(requests, entry, grant, position)
+    _keep_room(requests, entry, grant, position)
     any_long = bool(requests.is_long.any() or held_long.any())
     _first_requests(requests, grant, position)
-    serve(few, requests, held, held_long, conflicts, position, any_long, grant)
+    kept = np.full(lane_count if starved.any() else 0, -1, dtype=np.int64)
+    if kept.size > 0:
+        _keep_paths(requests, grant, kept)
+    serve(few, requests, held, held_long, conflicts, position, kept, any_long, grant)
     for c in range(m):
         for j in range(requests.start[c], requests.end[c]):
             position[requests.lane[j]] = -1
@@ -467,6 +474,9 @@ class Requests(NamedTuple):
         slot: The vehicle's slot, which breaks ties.
         is_long: Whether it is a long vehicle (`LONG_VEHICLE`).
         after: The lane its path leads into after the junction (-1: none).
+        starved: Whether it has waited at the entry for `STARVED_AFTER` seconds: while
+            it has no room, it keeps that room from later requests (`_keep_room`) and
+            its path from later long vehicles (`_keep_paths`).
     """
 
     start: IntArray
@@ -476,6 +486,7 @@ class Requests(NamedTuple):
     slot: IntArray
     is_long: BoolArray
     after: IntArray
+    starved: BoolArray
 
 
 class Conflicting(NamedTuple):
@@ -644,27 +655,26 @@ request = njit_rows(_request_rows)
 
 
 @njit_loop
-def _keep_room_for_long(
-    requests: Requests, entry: FloatArray, fits: BoolArray, waiting: IntArray
-) -> None:
-    """Refuses (in ``fits``) the requests into a lane after the junction for which a long
-    vehicle that came before them (`_before`) waits at its entry (``entry``, m, within
-    `_AT_ENTRY`) without room there yet: first come, first served for that room too.
-    Else the cars from the junction's other entries, which need less room, fill the lane
-    as fast as it empties, and the long vehicle waits for ever. ``waiting``: scratch, a
-    row a lane, -1 everywhere on entry and again on return (only the rows of the
-    requests' lanes are touched)."""
-    long_waits = False
+def _keep_room(requests: Requests, entry: FloatArray, fits: BoolArray, waiting: IntArray) -> None:
+    """Refuses (in ``fits``) the requests into a lane after the junction for which a
+    vehicle that came before them (`_before`) waits without room there yet, where that
+    vehicle is long and at its entry (``entry``, m, within `_AT_ENTRY`), or starved
+    (``requests.starved``): first come, first served for that room too. Else the cars
+    from the junction's other entries, which need less room, fill the lane as fast as it
+    empties, and the long vehicle waits for ever. (Not every vehicle at once: keeping
+    room and path for all of them locked rings of short streets on Town07.) ``waiting``:
+    scratch, a row a lane, -1 everywhere on entry and again on return (only the rows of
+    the requests' lanes are touched)."""
+    any_keeps = False
     for c in range(fits.size):
-        if not fits[c] and requests.is_long[c] and entry[c] < _AT_ENTRY:
-            long_waits = True
-    if not long_waits:
+        any_keeps = any_keeps or _keeps_room(requests, entry, fits, c)
+    if not any_keeps:
         return
     for c in range(fits.size):
         after = requests.after[c]
-        if fits[c] or after < 0 or not requests.is_long[c] or entry[c] >= _AT_ENTRY:
-            continue
-        if waiting[after] < 0 or _before(requests, c, waiting[after]):
+        if _keeps_room(requests, entry, fits, c) and (
+            waiting[after] < 0 or _before(requests, c, waiting[after])
+        ):
             waiting[after] = c
     for c in range(fits.size):
         after = requests.after[c]
@@ -673,6 +683,16 @@ def _keep_room_for_long(
     for c in range(fits.size):
         if requests.after[c] >= 0:
             waiting[requests.after[c]] = -1
+
+
+@njit_leaf
+def _keeps_room(requests: Requests, entry: FloatArray, fits: BoolArray, c: int) -> bool:
+    """Whether request c keeps the room after the junction from later ones (`_keep_room`)."""
+    return bool(
+        not fits[c]
+        and requests.after[c] >= 0
+        and (requests.starved[c] or (requests.is_long[c] and entry[c] < _AT_ENTRY))
+    )
 
 
 @njit_leaf
@@ -687,7 +707,8 @@ def _before(requests: Requests, a: int, b: int) -> bool:
 def _first_requests(requests: Requests, fits: BoolArray, position: IntArray) -> None:
     """``position``: for each lane a request needs, the earliest such request (`_before`);
     -1 elsewhere (as on entry). Requests that do not ``fit`` (no room after the junction)
-    are refused anyway and compete for nothing: they must not keep others out."""
+    are refused anyway and compete for nothing: they must not keep others out (but see
+    `_keep_paths`)."""
     for c in range(requests.rank.size):
         if not fits[c]:
             continue
@@ -698,12 +719,35 @@ def _first_requests(requests: Requests, fits: BoolArray, position: IntArray) -> 
 
 
 @njit_loop
+def _keep_paths(requests: Requests, fits: BoolArray, kept: IntArray) -> None:
+    """``kept``: for each lane on the path of a starved request without room
+    (``requests.starved``, not ``fits``), the earliest such request (`_before`); -1
+    elsewhere (as on entry).
+
+    A starved vehicle keeps its path from the long vehicles that came after it (`_refused`)
+    while it waits for room. On Town07 a car waited 81 s at an entry: a convoy of
+    trucks through a conflicting turn was let in whenever it had no room after the
+    junction, and held the turn whenever it had. Cars are not kept out: the room after a
+    starved vehicle may wait for a car it would keep out (a car coming the other way
+    through a bend only one truck fits, which the truck ahead waits for, locked a ring
+    of queues)."""
+    for c in range(requests.rank.size):
+        if fits[c] or not requests.starved[c]:
+            continue
+        for j in range(requests.start[c], requests.end[c]):
+            lane = requests.lane[j]
+            if kept[lane] < 0 or _before(requests, c, kept[lane]):
+                kept[lane] = c
+
+
+@njit_loop
 def _serve_rows(
     requests: Requests,
     held: BoolArray,
     held_long: BoolArray,
     conflicts: Conflicting,
     position: IntArray,
+    kept: IntArray,
     any_long: bool,
     grant: BoolArray,
     c: int,
@@ -719,12 +763,13 @@ def _serve_rows(
     delay). Long vehicles use
     the wide conflicts, against held lanes and against other requests alike
     (``any_long``: a request is long or a lane is held by a long vehicle).
-    ``position`` holds the earliest request needing each lane (`_first_requests`).
+    ``position`` holds the earliest request needing each lane (`_first_requests`), and
+    ``kept`` (empty: none) the lanes starved vehicles keep from long ones (`_keep_paths`).
     """
     first, stop = share(grant.size, c, chunks)
     for q in range(first, stop):
         # (A request refused already, for want of room after the junction, stays so.)
-        if grant[q] and _refused(requests, held, held_long, conflicts, position, any_long, q):
+        if grant[q] and _refused(requests, held, held_long, conflicts, position, kept, any_long, q):
             grant[q] = False
 
 
@@ -738,6 +783,7 @@ def _refused(
     held_long: BoolArray,
     conflicts: Conflicting,
     position: IntArray,
+    kept: IntArray,
     any_long: bool,
     c: int,
 ) -> bool:
@@ -747,6 +793,8 @@ def _refused(
     for j in range(requests.start[c], requests.end[c]):
         lane = requests.lane[j]
         if position[lane] != c:
+            return True
+        if is_long[c] and kept.size > 0 and _kept_from(requests, conflicts, kept, lane, c):
             return True
         for q in range(near_ptr[lane], near_ptr[lane + 1]):
             other_lane = near_idx[q]
@@ -769,6 +817,27 @@ def _refused(
                 and _before(requests, other, c)
             ):
                 return True
+    return False
+
+
+@njit_leaf
+def _kept_from(
+    requests: Requests, conflicts: Conflicting, kept: IntArray, lane: int, c: int
+) -> bool:
+    """Whether a starved request before request c keeps ``lane`` or a lane conflicting
+    with it (`_keep_paths`)."""
+    near_ptr, near_idx, wide_ptr, wide_idx = conflicts
+    keeper = kept[lane]
+    if keeper >= 0 and keeper != c and _before(requests, keeper, c):
+        return True
+    for q in range(near_ptr[lane], near_ptr[lane + 1]):
+        keeper = kept[near_idx[q]]
+        if keeper >= 0 and keeper != c and _before(requests, keeper, c):
+            return True
+    for q in range(wide_ptr[lane], wide_ptr[lane + 1]):
+        keeper = kept[wide_idx[q]]
+        if keeper >= 0 and keeper != c and _before(requests, keeper, c):
+            return True
     return False
 
 
