@@ -13,7 +13,9 @@ import pytest
 from roadsim import Simulation
 from roadsim.agents.junctions import (
     GRANT_TIMEOUT,
+    REROUTE_AFTER,
     SETBACK,
+    STARVED_AFTER,
     SWEEP_LENGTH,
     Conflicting,
     JunctionGate,
@@ -434,3 +436,68 @@ def test_a_vehicle_that_stops_asking_where_it_waits_keeps_its_time_there(
     gate.wait_age[0] = 30.0
     _ask(gate, route, to_entry, 0.0, wants_in=False)
     assert gate.wait_age[0] == (30.0 if keeps else 0.0)
+
+
+def _crossing() -> Document:
+    """Road "1" (200 m, due east) -> connecting road "ca" -> road "2"; across it, road
+    "S" (200 m, due north) -> "cs" -> road "N": two straight ways through one junction
+    that cross in its middle, one driving lane each."""
+    east = PlanView(Pose(0.0, 0.0, 0.0), (Line(200.0),))
+    r1 = RoadSpec("1", east, _sections(0.0))
+    r2 = RoadSpec("2", PlanView(Pose(200.0 + JUNCTION, 0.0, 0.0), (Line(200.0),)), _sections(0.0))
+    half = 0.5 * JUNCTION
+    north = PlanView(Pose(200.0 + half, -200.0 - half, 0.5 * np.pi), (Line(200.0),))
+    south_road = RoadSpec("S", north, _sections(0.0))
+    after = PlanView(Pose(200.0 + half, half, 0.5 * np.pi), (Line(200.0),))
+    north_road = RoadSpec("N", after, _sections(0.0))
+    a = JunctionSpec("A", "a")
+    ca = a.connect("ca", r1.end("end"), r2.end("start"), [(-1, -1)])
+    cs = a.connect("cs", south_road.end("end"), north_road.end("start"), [(-1, -1)])
+    return Document("crossing", [r1, r2, south_road, north_road, ca, cs], [a])
+
+
+@pytest.mark.parametrize(
+    ("refused_for", "waited", "reroutes"),
+    [
+        ("crossing traffic", 0.0, True),
+        ("crossing traffic", STARVED_AFTER, False),
+        ("room", STARVED_AFTER, True),
+    ],
+)
+def test_a_starved_vehicle_refused_for_crossing_traffic_keeps_its_way(
+    tmp_path: Path, refused_for: str, waited: float, reroutes: bool
+) -> None:
+    """A vehicle refused at an entry for `REROUTE_AFTER` seconds takes another way (a new
+    route salt): the room it waits for may wait on a ring of queues. A starved one with
+    room, refused for crossing traffic only, keeps its way, where it comes first: on
+    CARLA's Town07 (seed 88) a car went round three ways for 70 s, each time finding the
+    vehicles let in while it waited for the last one across the next."""
+    path = tmp_path / "crossing.xodr"
+    _crossing().write(path)
+    info = LaneInfo(load_map(path).prepare())
+    gate = JunctionGate(info)
+    gate.resize(2)
+    (before,), (inside,), (after,) = (_lanes_of(info, r) for r in ("1", "ca", "2"))
+    route = np.array([[before, inside, after]])
+    # Slot 0 waits at its entry; slot 1 crosses its path, or stands where it would go.
+    other_lane, other_p = (
+        (_lanes_of(info, "cs")[0], 0.5 * JUNCTION)
+        if refused_for == "crossing traffic"
+        else (after, 2.5)
+    )
+    p = info.length[before] - SETBACK - 2.5
+    occ = occupancy(
+        info.n, np.array([0, 1]), np.array([before, other_lane]), np.array([p, other_p]),
+        np.full(2, 2.5),
+    )  # fmt: skip
+    start = np.array([[-(p + 2.5), SETBACK, SETBACK + info.length[inside]]])
+    salt = np.zeros(2, dtype=np.uint64)
+    gate.wait_age[0] = waited
+    dt = 0.05
+    for _ in range(round(REROUTE_AFTER / dt) + 2):
+        out = gate.gaps(
+            np.array([0]), route, start, np.array([1]), np.array([True]), occ, np.full(2, 2.5),
+            np.zeros(2), salt, dt,
+        )  # fmt: skip
+        assert out[0] == pytest.approx(0.0)  # (refused: it waits where it is)
+    assert (salt[0] != 0) == reroutes

@@ -153,7 +153,8 @@ class JunctionGate:
                 sweep wider in turns and use the wider conflicts.
             speed: The speed of every actor, by slot (m/s).
             salt: Route salts, by slot. A vehicle refused at an entry for
-                `REROUTE_AFTER` seconds is given a new one (`rerouted`).
+                `REROUTE_AFTER` seconds is given a new one (`rerouted`), unless it is
+                starved (`STARVED_AFTER`) and has room after the junction.
             dt: The time step (s).
         """
         out = np.full(me.size, np.inf)
@@ -258,6 +259,7 @@ def _gaps(
         incoming, long_in, requests, grant, path,
     )  # fmt: skip
     _keep_room(requests, entry, grant, position)
+    roomy = grant.copy()  # (which requests have room after the junction)
     any_long = bool(requests.is_long.any() or held_long.any())
     _first_requests(requests, grant, position)
     kept = np.full(lane_count if starved.any() else 0, -1, dtype=np.int64)
@@ -278,10 +280,14 @@ def _gaps(
         # A vehicle refused at the entry for `REROUTE_AFTER` seconds, and again every
         # `REROUTE_AFTER` seconds it goes on waiting, takes another way: a new route salt
         # (the ego's route is kept). Queues that wait for each other's room in a ring of
-        # short streets would otherwise stand for ever.
+        # short streets would otherwise stand for ever. A starved one refused for
+        # crossing traffic only keeps its way, where it comes first: on a new way it
+        # would find others let in across it (on Town07 a car went round three ways for
+        # 70 s, each time finding the vehicles let in while it had waited for the last one
+        # across the next).
         if entry[c] < _AT_ENTRY:
             wait_age[k] += dt
-            if wait_age[k] % REROUTE_AFTER < dt <= wait_age[k]:
+            if not (roomy[c] and starved[c]) and wait_age[k] % REROUTE_AFTER < dt <= wait_age[k]:
                 i = cand[c]
                 fork, taken = lanes[i, entry_hop[i] - 1], lanes[i, entry_hop[i]]
                 salt[k] = rerouted(la, salt[k], fork, taken)
