@@ -833,18 +833,21 @@ def _kept_from(
     """Whether a starved request before request c keeps ``lane`` or a lane conflicting
     with it (`_keep_paths`)."""
     near_ptr, near_idx, wide_ptr, wide_idx = conflicts
-    keeper = kept[lane]
-    if keeper >= 0 and keeper != c and _before(requests, keeper, c):
+    if _kept_before(requests, kept[lane], c):
         return True
     for q in range(near_ptr[lane], near_ptr[lane + 1]):
-        keeper = kept[near_idx[q]]
-        if keeper >= 0 and keeper != c and _before(requests, keeper, c):
+        if _kept_before(requests, kept[near_idx[q]], c):
             return True
     for q in range(wide_ptr[lane], wide_ptr[lane + 1]):
-        keeper = kept[wide_idx[q]]
-        if keeper >= 0 and keeper != c and _before(requests, keeper, c):
+        if _kept_before(requests, kept[wide_idx[q]], c):
             return True
     return False
+
+
+@njit_leaf
+def _kept_before(requests: Requests, keeper: int, c: int) -> bool:
+    """Whether ``keeper`` (a request, -1: none) is another request than c, before it."""
+    return keeper >= 0 and keeper != c and _before(requests, keeper, c)
 
 
 def _boxed(info: LaneInfo, short_link: float) -> BoolArray:
