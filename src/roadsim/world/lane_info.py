@@ -172,6 +172,8 @@ class LaneInfo:
         self.next_ptr: IntArray = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         self.next_idx: IntArray = dst[np.argsort(src, kind="stable")]
         self.next_count: IntArray = counts.astype(np.int64)
+        # The lane each entry of ``next_idx`` follows (by uid).
+        self._next_from: IntArray = np.repeat(np.arange(n), self.next_count)
         back = np.argsort(dst, kind="stable")
         back_counts = np.bincount(dst, minlength=n)
         self.prev_ptr: IntArray = np.concatenate(([0], np.cumsum(back_counts))).astype(np.int64)
@@ -221,7 +223,8 @@ class LaneInfo:
         #: The lanes (by uid) of the circuits long vehicles keep to once there
         #: (`_closed_circuits`), where traffic places them: on the other lanes they only
         #: pass on their way into one.
-        self.circuits_of_long: BoolArray = self._closed_circuits(self.tight)[1]
+        self._ways_long = self._ways_of_long(self.tight)
+        self.circuits_of_long: BoolArray = self._closed_circuits(self._ways_long)[1]
         self.route_next: IntArray = self._route_next(route)
         self.arrays = self._bundle()
 
@@ -399,7 +402,7 @@ class LaneInfo:
             leads = np.zeros(self.n, dtype=bool)
             has = self.next_count > 0
             into = tight[self.next_idx]
-            owner = np.repeat(np.arange(self.n), self.next_count)
+            owner = self._next_from
             every = np.ones(self.n, dtype=bool)
             np.logical_and.at(every, owner, into)
             leads[has] = every[has]
@@ -465,7 +468,7 @@ class LaneInfo:
         """The lanes (by uid) a long vehicle on one of the lanes ``start`` may come to:
         along `_ways_of_long`, and at a fork following the scenario's route, to its
         `route_next`."""
-        ways = self._ways_of_long(self.tight)
+        ways = self._ways_long
         seen = np.zeros(self.n, dtype=bool)
         todo = [int(u) for u in np.unique(start) if u >= 0]
         seen[todo] = True
@@ -486,7 +489,7 @@ class LaneInfo:
         `roadsim.world.lane_kernels.choose_next`), and by a lane change, into the lanes
         `beside` it not closed to it, or from a lane that drops into any of them (as
         traffic does, `roadsim.agents.traffic_kernels`)."""
-        owner = np.repeat(np.arange(self.n), self.next_count)
+        owner = self._next_from
         level = tight[self.next_idx]
         least = np.full(self.n, np.iinfo(np.int64).max)
         np.minimum.at(least, owner, level)
@@ -511,27 +514,26 @@ class LaneInfo:
         right turn of 7 m radius) makes their circuit 1,178 m. Once: the turns out of
         the circuits this makes are left avoided (opening those too took long vehicles
         onto Town07's narrow bends, where they stood more)."""
-        label, closed = self._closed_circuits(tight)
+        label, closed = self._closed_circuits(self._ways_of_long(tight))
         trapped = closed & (self.next_count > 1)  # (forks, by uid)
-        owner = np.repeat(np.arange(self.n), self.next_count)
+        owner = self._next_from
         after = self.next_idx
         out_of = trapped[owner] & (tight[after] == 1) & (label[after] != label[owner])
         out = tight.copy()
         out[after[out_of]] = 0
         return out
 
-    def _closed_circuits(self, tight: IntArray) -> tuple[IntArray, BoolArray]:
-        """The strongly connected parts of `_ways_of_long` (their label, by uid), and the
-        lanes of those that are circuits with no way out (by uid): where a long vehicle,
-        once there, keeps driving for ever. A circuit goes on along the lanes (lanes side
-        by side that only change into each other, like the last lanes before a map's
-        edge, where vehicles leave, are none)."""
-        ways = self._ways_of_long(tight)
+    def _closed_circuits(self, ways: sparse.csr_matrix) -> tuple[IntArray, BoolArray]:
+        """The strongly connected parts of ``ways`` (`_ways_of_long`; their label, by uid),
+        and the lanes of those that are circuits with no way out (by uid): where a long
+        vehicle, once there, keeps driving for ever. A circuit goes on along the lanes
+        (lanes side by side that only change into each other, like the last lanes before
+        a map's edge, where vehicles leave, are none)."""
         count, label = csgraph.connected_components(ways, connection="strong")
         src, dst = ways.nonzero()
         leaves = np.zeros(count, dtype=bool)
         leaves[label[src[label[src] != label[dst]]]] = True
-        owner = np.repeat(np.arange(self.n), self.next_count)
+        owner = self._next_from
         along = label[owner] == label[self.next_idx]
         circuit = np.zeros(count, dtype=bool)
         circuit[label[owner[along]]] = True
@@ -549,7 +551,7 @@ class LaneInfo:
         long vehicles outside them (`roadsim.sim.build`)."""
         drivable = self.drivable.astype(bool)
         closed = sharp & drivable
-        owner = np.repeat(np.arange(self.n), self.next_count)
+        owner = self._next_from
         leads_on = self.next_count > 0
         drops = np.flatnonzero(self.end_kind == LANE_DROP)
         beside = self.beside[drops]
